@@ -1,0 +1,40 @@
+//! Compute backends: which burn device the engine runs on, and how the report names it.
+
+use burn::tensor::Device;
+
+/// A device plus the names the report records for it.
+#[derive(Clone, Debug)]
+pub struct Backend {
+    /// The burn device (never an autodiff device; the engine adds autodiff where needed).
+    pub device: Device,
+    /// "cpu-ndarray", "cpu-flex", "webgpu" or "wgpu-vulkan".
+    pub name: String,
+    /// Adapter description (GPU name, or the CPU backend's).
+    pub adapter: String,
+}
+
+/// CPU backends this build can run, by name.
+pub fn cpu_backends() -> Vec<&'static str> {
+    vec!["flex", "ndarray"]
+}
+
+/// A CPU backend: `flex` (the default: fastest here, see README) or `ndarray`.
+pub fn cpu(kind: &str) -> Result<Backend, String> {
+    match kind {
+        #[allow(deprecated)] // burn deprecates ndarray in favour of flex; kept for comparison
+
+        "ndarray" => Ok(Backend { device: Device::ndarray(), name: "cpu-ndarray".into(), adapter: "burn-ndarray (CPU)".into() }),
+        "flex" => Ok(Backend { device: Device::flex(), name: "cpu-flex".into(), adapter: "burn-flex (CPU)".into() }),
+        other => Err(format!("unknown CPU backend {other:?} (this build has: {})", cpu_backends().join(", "))),
+    }
+}
+
+/// The native GPU backend (wgpu over Vulkan), with the `wgpu` feature.
+#[cfg(all(feature = "wgpu", not(target_arch = "wasm32")))]
+pub fn vulkan() -> Result<Backend, String> {
+    let device = Device::wgpu_options()
+        .graphics_api(burn::tensor::wgpu::WgpuBackend::Vulkan)
+        .init()
+        .map_err(|e| format!("no Vulkan adapter: {e:?}"))?;
+    Ok(Backend { device, name: "wgpu-vulkan".into(), adapter: "wgpu (Vulkan)".into() })
+}

@@ -1,0 +1,59 @@
+//! Models: recurrent cells evaluated for a whole population of runs at once.
+//!
+//! Every parameter tensor has a leading run dimension `R`; hidden states are
+//! `[R, B, H]`, inputs and targets of one step `[R, B, F]`. A model is a small
+//! trait so that adding one (spec §7) touches one file plus [`by_name`].
+
+mod gru;
+
+pub use gru::Gru;
+
+use burn::tensor::Tensor;
+use rand_chacha::ChaCha8Rng;
+
+/// Parameters of a population: one `[R, rows, cols]` tensor per parameter.
+pub type Params = Vec<Tensor<3>>;
+
+/// A recurrent cell with a readout, its reversal and its one-step vector-Jacobian product.
+pub trait RecurrentModel: Send + Sync {
+    /// The name used in configs and reports (`"rnn_small"`).
+    fn name(&self) -> &'static str;
+    /// Hidden size H.
+    fn hidden(&self) -> usize;
+    /// Parameter names, in the order of [`Params`].
+    fn param_names(&self) -> &'static [&'static str];
+    /// Per-run shape `[rows, cols]` of each parameter.
+    fn param_shapes(&self) -> Vec<[usize; 2]>;
+    /// Draw one run's initial parameters (row-major, in `param_shapes` order).
+    fn init_run(&self, rng: &mut ChaCha8Rng) -> Vec<Vec<f32>>;
+    /// h_t from h_{t-1} `[R, B, H]` and x_t `[R, B, F]`.
+    fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3>;
+    /// Prediction p_t `[R, B, F_out]` from h_t and x_t.
+    fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3>;
+    /// Reconstruct h_{t-1} from h_t and x_t without using h_{t-1} (spec §5).
+    fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3>;
+    /// Re-run the step from `h_prev` to h_t', add to `grads` the parameter gradient of
+    /// `scale * sum((p_t - y)^2) + dh . h_t'`, and return its gradient with respect to `h_prev`.
+    #[allow(clippy::too_many_arguments)]
+    fn step_vjp(
+        &self,
+        p: &[Tensor<3>],
+        h_prev: Tensor<3>,
+        x: Tensor<3>,
+        y: Tensor<3>,
+        dh: Tensor<3>,
+        scale: f32,
+        grads: &mut [Tensor<3>],
+    ) -> Tensor<3>;
+}
+
+/// Names of the models this build knows.
+pub const MODEL_NAMES: &[&str] = &["rnn_small"];
+
+/// Look a model up by its config name.
+pub fn by_name(name: &str, input: usize, hidden: usize, output: usize) -> Option<Box<dyn RecurrentModel>> {
+    match name {
+        "rnn_small" => Some(Box::new(Gru::new(input, hidden, output))),
+        _ => None,
+    }
+}

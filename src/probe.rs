@@ -1,0 +1,155 @@
+//! The reversal probe (spec §5): how well the trained cell can rebuild h_{t-1} from h_t,
+//! the interval it implies, and what checkpointing at that interval does to the gradient.
+
+use crate::config::Policy;
+use crate::error::EngineError;
+use crate::train::read_f32;
+use crate::model::RecurrentModel;
+use crate::policy::{chained_ks, choose_k};
+use crate::train::batch::Batch;
+use crate::train::checkpointed::{checkpoint_count, checkpointed_grads};
+use crate::train::dense::{dense_grads, hidden_states};
+use burn::tensor::Tensor;
+use serde::{Deserialize, Serialize};
+
+/// Trajectories in the probe batch (the first 32 training trajectories).
+pub const PROBE_TRAJECTORIES: usize = 32;
+
+/// Mean relative reconstruction error after reversing k - 1 steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChainedDefect {
+    /// Interval probed.
+    pub k: usize,
+    /// Mean relative error of the reconstructed h_{c-k+1}.
+    pub defect: Option<f64>,
+}
+
+/// One probe of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// Probe index: `e` is before epoch `e` (0-based); `epochs` is after the last epoch.
+    pub epoch: usize,
+    /// Mean one-step reversal defect over batch and t = 2..T (null if not finite).
+    pub defect_mean: Option<f64>,
+    /// Largest one-step defect.
+    pub defect_max: Option<f64>,
+    /// Chained defects for k = 2, 4, .., k_max.
+    pub chained: Vec<ChainedDefect>,
+    /// Interval chosen by the run's policy.
+    pub k: usize,
+    /// Checkpoints at that interval: ceil(T / k) + 1.
+    pub checkpoints: usize,
+    /// Stored hidden-state bytes per minibatch: checkpoints x batch x hidden x 4.
+    pub stored_bytes: u64,
+    /// Bytes dense BPTT stores: (T + 1) x batch x hidden x 4.
+    pub dense_bytes: u64,
+    /// Cosine between the checkpointed gradient at the chosen k and dense BPTT.
+    pub grad_cos_chosen: Option<f64>,
+    /// Cosine between the checkpointed gradient at k_max and dense BPTT.
+    pub grad_cos_kmax: Option<f64>,
+}
+
+/// What a probe needs from the config.
+#[derive(Clone, Debug)]
+pub struct ProbeSettings {
+    /// Defect threshold.
+    pub tau: f64,
+    /// Largest interval.
+    pub k_max: usize,
+    /// Interval policy.
+    pub policy: Policy,
+    /// Fixed-point iterations per reversal.
+    pub reversal_iters: usize,
+    /// Training batch size (for the byte accounting).
+    pub batch_size: usize,
+}
+
+/// `[R, N, H]` pairs -> per-run mean and max of ||g - h|| / (||h|| + 1e-6), each `[R, 1]`.
+fn relative_errors(g: Tensor<3>, h: Tensor<3>) -> (Tensor<2>, Tensor<2>) {
+    let err = (g - h.clone()).square().sum_dim(2).sqrt();
+    let norm = h.square().sum_dim(2).sqrt().add_scalar(1e-6);
+    let rel = (err / norm).squeeze_dim::<2>(2); // [R, N]
+    (rel.clone().mean_dim(1), rel.max_dim(1))
+}
+
+fn finite(v: f32) -> Option<f64> {
+    v.is_finite().then_some(v as f64)
+}
+
+/// Per-run cosine between two population gradients, `[R, 1, 1]`.
+pub fn grad_cosine(a: &[Tensor<3>], b: &[Tensor<3>]) -> Tensor<3> {
+    let sum = |f: &dyn Fn(usize) -> Tensor<3>| (1..a.len()).fold(f(0), |acc, i| acc + f(i));
+    let dot = sum(&|i| (a[i].clone() * b[i].clone()).sum_dim(2).sum_dim(1));
+    let na = sum(&|i| a[i].clone().square().sum_dim(2).sum_dim(1)).sqrt();
+    let nb = sum(&|i| b[i].clone().square().sum_dim(2).sum_dim(1)).sqrt();
+    dot / (na * nb).add_scalar(1e-30)
+}
+
+/// Probe every run of the population on `batch` (the probe batch).
+pub async fn probe(
+    model: &dyn RecurrentModel,
+    params: &[Tensor<3>],
+    batch: &Batch,
+    s: &ProbeSettings,
+    epoch: usize,
+) -> Result<Vec<ProbeRecord>, EngineError> {
+    let [r, _, _] = params[0].dims();
+    let t_len = batch.t();
+    let hs = hidden_states(model, params, batch);
+
+    // One-step defects for t = 2..T, all steps at once: rebuild h_{t-1} from (h_t, x_t).
+    let h_t = Tensor::cat(hs[2..=t_len].to_vec(), 1);
+    let x_t = Tensor::cat(batch.xs[1..t_len].to_vec(), 1);
+    let truth = Tensor::cat(hs[1..t_len].to_vec(), 1);
+    let (mean, max) = relative_errors(model.reverse(params, h_t, x_t, s.reversal_iters), truth);
+    let mut cols = vec![mean, max];
+
+    // Chained defects: from each true h_c (c = k, 2k, ..) reverse k - 1 times to h_{c-k+1}.
+    let ks = chained_ks(s.k_max);
+    for &k in &ks {
+        let starts: Vec<usize> = (1..=t_len / k).map(|j| j * k).collect();
+        let mut g = Tensor::cat(starts.iter().map(|&c| hs[c].clone()).collect(), 1);
+        for j in 0..k - 1 {
+            // Reversing step c - j needs x_{c-j}, stored at xs[c - j - 1].
+            let x = Tensor::cat(starts.iter().map(|&c| batch.xs[c - j - 1].clone()).collect(), 1);
+            g = model.reverse(params, g, x, s.reversal_iters);
+        }
+        let truth = Tensor::cat(starts.iter().map(|&c| hs[c - k + 1].clone()).collect(), 1);
+        cols.push(relative_errors(g, truth).0);
+    }
+    let stats = read_f32(Tensor::cat(cols, 1)).await?;
+    let width = 2 + ks.len();
+
+    let mut records = Vec::with_capacity(r);
+    let mut chosen = Vec::with_capacity(r);
+    for run in 0..r {
+        let row = &stats[run * width..(run + 1) * width];
+        let chained: Vec<(usize, f64)> = ks.iter().zip(&row[2..]).map(|(&k, &d)| (k, d as f64)).collect();
+        let k = choose_k(s.policy, row[0] as f64, &chained, s.tau, s.k_max);
+        chosen.push(k);
+        let bytes = |states: usize| (states * s.batch_size * model.hidden() * 4) as u64;
+        records.push(ProbeRecord {
+            epoch,
+            defect_mean: finite(row[0]),
+            defect_max: finite(row[1]),
+            chained: chained.iter().map(|&(k, d)| ChainedDefect { k, defect: finite(d as f32) }).collect(),
+            k,
+            checkpoints: checkpoint_count(t_len, k),
+            stored_bytes: bytes(checkpoint_count(t_len, k)),
+            dense_bytes: bytes(t_len + 1),
+            grad_cos_chosen: None,
+            grad_cos_kmax: None,
+        });
+    }
+
+    // Gradient fidelity on the probe batch: checkpointed (chosen k, and k_max) vs dense BPTT.
+    let dense = dense_grads(model, params, batch).grads;
+    let at_chosen = checkpointed_grads(model, params, batch, &chosen, s.reversal_iters).out.grads;
+    let at_kmax = checkpointed_grads(model, params, batch, &vec![s.k_max; r], s.reversal_iters).out.grads;
+    let cos = read_f32(Tensor::cat(vec![grad_cosine(&at_chosen, &dense), grad_cosine(&at_kmax, &dense)], 1)).await?;
+    for (run, rec) in records.iter_mut().enumerate() {
+        rec.grad_cos_chosen = finite(cos[2 * run]);
+        rec.grad_cos_kmax = finite(cos[2 * run + 1]);
+    }
+    Ok(records)
+}

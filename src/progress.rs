@@ -1,0 +1,141 @@
+//! How the engine talks to whoever drives it: events out, cancellation in, and a way to
+//! give the host's event loop a turn between steps (the browser worker needs one to see a
+//! cancel message while the engine runs).
+
+use crate::probe::ProbeRecord;
+use futures::future::LocalBoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// The two arms of the comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arm {
+    /// Dense BPTT through burn autodiff.
+    Baseline,
+    /// Reversal-defect adaptive checkpointing.
+    Idea,
+}
+
+/// The protocol's two phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// lr sweep on the 320/80 split.
+    Sweep,
+    /// Paired seeds at the best lr, scored on the test set.
+    Full,
+}
+
+/// One run to train.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Arm.
+    pub arm: Arm,
+    /// Phase.
+    pub phase: Phase,
+    /// Learning rate.
+    pub lr: f64,
+    /// Run seed (init and minibatch order).
+    pub seed: u64,
+}
+
+/// Where a run diverged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DivergedAt {
+    /// Epoch (0-based); `epochs` means at the final evaluation.
+    pub epoch: usize,
+    /// Minibatch within the epoch.
+    pub step: usize,
+}
+
+/// Everything measured about one finished run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Arm.
+    pub arm: Arm,
+    /// Phase.
+    pub phase: Phase,
+    /// Learning rate.
+    pub lr: f64,
+    /// Run seed.
+    pub seed: u64,
+    /// MSE of the final weights on the evaluation set; null if the run diverged.
+    pub metric: Option<f64>,
+    /// Whether the loss became NaN or infinite.
+    pub diverged: bool,
+    /// Where it diverged.
+    pub diverged_at: Option<DivergedAt>,
+    /// Mean training loss of each epoch (null from the epoch it diverged).
+    pub loss_curve: Vec<Option<f64>>,
+    /// Wall time of the population this run trained in, seconds.
+    pub wall_time_s: f64,
+    /// Runs trained together with this one (they share the wall time).
+    pub population: usize,
+    /// Idea arm: mean stored hidden states per minibatch.
+    pub mean_stored_states: Option<f64>,
+    /// Idea arm: every probe.
+    pub probes: Vec<ProbeRecord>,
+}
+
+/// Progress of the bench, sent after every training step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Phase in flight.
+    pub phase: Phase,
+    /// Arm in flight.
+    pub arm: Arm,
+    /// Epoch (1-based) of the population in flight.
+    pub epoch: usize,
+    /// Epochs per run.
+    pub epochs: usize,
+    /// Minibatch (1-based) within the epoch.
+    pub step: usize,
+    /// Minibatches per epoch.
+    pub steps: usize,
+    /// Runs finished so far.
+    pub runs_done: usize,
+    /// Runs in the whole bench.
+    pub runs_total: usize,
+    /// Share of the bench's training steps done, 0..1.
+    pub fraction: f64,
+    /// Learning rate of each run in flight.
+    pub lrs: Vec<f64>,
+    /// Seed of each run in flight.
+    pub seeds: Vec<u64>,
+    /// Minibatch loss of each run in flight (null once diverged).
+    pub losses: Vec<Option<f64>>,
+    /// Seconds since the bench started.
+    pub elapsed_s: f64,
+}
+
+/// What the engine reports while it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A training step finished.
+    Progress(Progress),
+    /// A run finished (its record is final).
+    RunFinished(RunRecord),
+}
+
+/// The engine's driver: the CLI or the browser worker.
+pub trait Host {
+    /// Receive an event.
+    fn event(&mut self, event: &Event);
+    /// Whether the user asked to stop; checked before every training step.
+    fn cancelled(&self) -> bool;
+    /// Let the host's event loop run (native hosts return a ready future).
+    fn pause(&mut self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(futures::future::ready(()))
+    }
+}
+
+/// A host that ignores events and never cancels (tests, benchmarks).
+pub struct Quiet;
+
+impl Host for Quiet {
+    fn event(&mut self, _: &Event) {}
+    fn cancelled(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,129 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use burn::tensor::{Device, Tensor, TensorData};
+use rdbench::track::Dataset;
+use rdbench::train::batch::{Batch, DeviceData};
+use serde_json::Value;
+
+/// The CPU device the tests run on (the default native backend).
+pub fn device() -> Device {
+    rdbench::backend::cpu("flex").unwrap().device
+}
+
+/// A fixture file from tests/fixtures.
+pub fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Flatten nested JSON number arrays.
+pub fn flat(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Array(a) => a.iter().flat_map(flat).collect(),
+        Value::Number(n) => vec![n.as_f64().unwrap()],
+        _ => panic!("not numeric: {v}"),
+    }
+}
+
+/// Row-major `[rows, cols]` matrix transposed.
+pub fn transpose(m: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0; m.len()];
+    for i in 0..rows {
+        for j in 0..cols {
+            out[j * rows + i] = m[i * cols + j];
+        }
+    }
+    out
+}
+
+/// A `[1, a, b]` tensor from f64 values.
+pub fn t3(v: &[f64], a: usize, b: usize) -> Tensor<3> {
+    let f: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+    Tensor::from_data(TensorData::new(f, [1, a, b]), &device())
+}
+
+/// Stack `[1, a, b]` tensors into `[R, a, b]`.
+pub fn stack(ts: Vec<Tensor<3>>) -> Tensor<3> {
+    Tensor::cat(ts, 0)
+}
+
+/// Read a tensor as f64.
+pub fn read<const D: usize>(t: Tensor<D>) -> Vec<f64> {
+    t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap().into_iter().map(|x| x as f64).collect()
+}
+
+/// A batch holding `x`, `y` (`[B, T, F]` flattened) for `runs` runs.
+pub fn batch_of(x: Vec<f64>, y: Vec<f64>, b: usize, t: usize, f: usize, runs: usize) -> Batch {
+    let ds = Dataset {
+        n: b,
+        t,
+        f_in: f,
+        f_out: f,
+        x: x.iter().map(|&v| v as f32).collect(),
+        y: y.iter().map(|&v| v as f32).collect(),
+    };
+    DeviceData::new(&ds, &device()).all(runs, b)
+}
+
+/// Largest absolute difference.
+pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "length mismatch");
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+/// Cosine similarity of two flattened vectors.
+pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f64 = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+/// The GRU fixture's parameters in our layout, as a population of one.
+pub struct GruFixture {
+    pub f: usize,
+    pub h: usize,
+    pub b: usize,
+    pub t: usize,
+    pub params: Vec<Tensor<3>>,
+    pub batch: Batch,
+    pub v: Value,
+}
+
+pub fn gru_fixture() -> GruFixture {
+    let v = fixture("gru_torch.json");
+    let n = |k: &str| v[k].as_u64().unwrap() as usize;
+    let (f, h, b, t) = (n("F"), n("H"), n("B"), n("T"));
+    let params = torch_to_ours(&v, "", f, h);
+    let batch = batch_of(flat(&v["x"]), flat(&v["y"]), b, t, f, 1);
+    GruFixture { f, h, b, t, params, batch, v }
+}
+
+/// torch-layout tensors (named `{prefix}weight_ih` ...) to our `[1, ..]` parameters.
+pub fn torch_to_ours(v: &Value, prefix: &str, f: usize, h: usize) -> Vec<Tensor<3>> {
+    let g = |k: &str| flat(&v[format!("{prefix}{k}")]);
+    vec![
+        t3(&transpose(&g("weight_ih"), 3 * h, f), f, 3 * h),
+        t3(&transpose(&g("weight_hh"), 3 * h, h), h, 3 * h),
+        t3(&g("bias_ih"), 1, 3 * h),
+        t3(&g("bias_hh"), 1, 3 * h),
+        t3(&transpose(&g("out_weight"), f, h), h, f),
+        t3(&g("out_bias"), 1, f),
+    ]
+}
+
+/// Our parameter gradients flattened back to torch layout, in torch's parameter order.
+pub fn ours_to_torch(grads: &[Tensor<3>], f: usize, h: usize) -> Vec<Vec<f64>> {
+    vec![
+        transpose(&read(grads[0].clone()), f, 3 * h),
+        transpose(&read(grads[1].clone()), h, 3 * h),
+        read(grads[2].clone()),
+        read(grads[3].clone()),
+        transpose(&read(grads[4].clone()), h, f),
+        read(grads[5].clone()),
+    ]
+}
+
+pub const TORCH_GRAD_KEYS: [&str; 6] =
+    ["grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh", "grad_out_weight", "grad_out_bias"];

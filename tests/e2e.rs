@@ -1,0 +1,186 @@
+//! End to end: a tiny bench produces a report with the seed report's key paths in the seed's
+//! order, which `validate` accepts and which round-trips through serde; the same config gives
+//! the same numbers again; a huge lr is reported as divergence; the reference report loads.
+
+use rdbench::backend;
+use rdbench::config::BenchConfig;
+use rdbench::progress::{Event, Host, Quiet, RunRecord};
+use rdbench::protocol::run_bench;
+use rdbench::report::{Report, validate_json};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+fn tiny() -> BenchConfig {
+    BenchConfig { n_seeds: 2, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], epochs: 2, ..BenchConfig::default() }
+}
+
+fn run(cfg: &BenchConfig) -> Report {
+    let b = backend::cpu("flex").unwrap();
+    futures::executor::block_on(run_bench(cfg, &b, &[], &mut Quiet)).unwrap()
+}
+
+fn tiny_report() -> &'static Report {
+    static R: OnceLock<Report> = OnceLock::new();
+    R.get_or_init(|| run(&tiny()))
+}
+
+fn reference_text() -> String {
+    let p = format!("{}/www/examples/seed_bench_report.json", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// Key paths in document order; array items and idea_sweep's lr keys collapse to `*`.
+fn key_paths(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path == "idea_sweep" { "idea_sweep.*".to_string() } else { p };
+                if !out.contains(&p) {
+                    out.push(p.clone());
+                }
+                key_paths(child, &p, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|c| key_paths(c, &format!("{path}[*]"), out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn report_keys_follow_the_reference_order_then_extensions() {
+    let reference: Value = serde_json::from_str(&reference_text()).unwrap();
+    let ours: Value = serde_json::from_str(&tiny_report().to_json()).unwrap();
+    let (mut want, mut got) = (Vec::new(), Vec::new());
+    key_paths(&reference, "", &mut want);
+    key_paths(&ours, "", &mut got);
+    assert_eq!(got[..want.len()], want[..], "seed key paths and order");
+    let top: Vec<&String> = ours.as_object().unwrap().keys().collect();
+    assert_eq!(
+        top[10..],
+        ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs"]
+    );
+}
+
+#[test]
+fn validate_accepts_and_serde_round_trips() {
+    let r = tiny_report();
+    let text = r.to_json();
+    let back = validate_json(&text).unwrap_or_else(|p| panic!("validate rejected our report: {p:?}"));
+    assert_eq!(&back, r);
+    assert_eq!(back.to_json(), text);
+    // Everything the spec asks the report to carry is there.
+    assert_eq!(r.comparison.n_pairs, 2);
+    assert_eq!(r.runs.as_ref().unwrap().len(), 2 * (2 + 2));
+    assert_eq!(r.idea_sweep.keys().collect::<Vec<_>>(), ["0.003", "0.01"]);
+    let idea_runs: Vec<&RunRecord> = r.runs.as_ref().unwrap().iter().filter(|r| !r.probes.is_empty()).collect();
+    assert_eq!(idea_runs.len(), 4, "every idea run has probes");
+    assert!(idea_runs.iter().all(|r| r.probes.len() == 3), "a probe before each of 2 epochs and one after");
+    let env = r.environment.as_ref().unwrap();
+    assert_eq!(env.backend, "cpu-flex");
+    assert!(env.wall_time_s > 0.0);
+}
+
+#[test]
+fn reference_report_loads_validates_and_round_trips() {
+    let text = reference_text();
+    let r = validate_json(&text).unwrap_or_else(|p| panic!("{p:?}"));
+    assert_eq!(r.comparison.p_value, Some(0.1697));
+    assert!(r.config.is_none());
+    // Same keys, order and numbers (serde writes 9.51e-05 as 0.0000951: the same f64).
+    let again: Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(again, serde_json::from_str::<Value>(&text).unwrap());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    key_paths(&again, "", &mut a);
+    key_paths(&serde_json::from_str(&text).unwrap(), "", &mut b);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn validate_names_what_is_wrong() {
+    let good: Value = serde_json::from_str(&reference_text()).unwrap();
+    let bad = |edit: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        edit(&mut v);
+        validate_json(&serde_json::to_string(&v).unwrap()).unwrap_err()
+    };
+    let p = bad(&|v| v["comparison"]["per_seed_diffs"][2] = Value::from(0.5));
+    assert!(p.iter().any(|p| p.path == "comparison.per_seed_diffs[2]"), "{p:?}");
+    let p = bad(&|v| v["comparison"]["verdict"] = Value::from("significant win"));
+    assert!(p.iter().any(|p| p.path == "comparison.verdict"), "{p:?}");
+    let p = bad(&|v| {
+        v.as_object_mut().unwrap().remove("n_seeds");
+    });
+    assert!(p.iter().any(|p| p.path == "n_seeds" && p.message == "missing key"), "{p:?}");
+    let p = bad(&|v| v["baseline"]["full"]["n"] = Value::from("eight"));
+    assert!(p.iter().any(|p| p.message.contains("baseline.full.n")), "{p:?}");
+    let p = bad(&|v| v["idea"]["std"] = Value::from(1.0));
+    assert!(p.iter().any(|p| p.path == "idea.std"), "{p:?}");
+    // Key order: swap track and model.
+    let text = reference_text().replacen("\"track\": \"dynamics\",\n  \"model\": \"rnn_small\"", "\"model\": \"rnn_small\",\n  \"track\": \"dynamics\"", 1);
+    let p = validate_json(&text).unwrap_err();
+    assert!(p[0].message.contains("out of order"), "{p:?}");
+    assert!(validate_json("{not json").unwrap_err()[0].message.contains("not valid JSON"));
+}
+
+#[test]
+fn same_config_gives_the_same_report() {
+    let strip = |r: &Report| {
+        let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();
+        v.as_object_mut().unwrap().remove("environment");
+        for run in v["runs"].as_array_mut().unwrap() {
+            run.as_object_mut().unwrap().remove("wall_time_s");
+        }
+        v
+    };
+    assert_eq!(strip(&run(&tiny())), strip(tiny_report()));
+}
+
+#[test]
+fn huge_lr_is_reported_as_divergence() {
+    let cfg = BenchConfig { n_seeds: 2, n_sweep_seeds: 1, lrs: vec![1e30], epochs: 1, ..BenchConfig::default() };
+    let r = run(&cfg);
+    let runs = r.runs.as_ref().unwrap();
+    assert!(runs.iter().all(|x| x.diverged && x.metric.is_none()), "every run diverged");
+    assert_eq!(r.baseline.full.mean, None);
+    assert_eq!(r.baseline.full.per_seed, vec![None, None]);
+    assert_eq!(r.comparison.n_pairs, 0);
+    assert_eq!(r.comparison.verdict, "no significant win");
+    let warnings = r.warnings.as_ref().unwrap();
+    assert_eq!(warnings.len(), runs.len());
+    assert!(warnings[0].contains("diverged"));
+    validate_json(&r.to_json()).unwrap_or_else(|p| panic!("{p:?}"));
+}
+
+/// A host that cancels after a number of steps.
+struct CancelAfter {
+    steps: usize,
+    finished: usize,
+}
+
+impl Host for CancelAfter {
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::Progress(_) => self.steps = self.steps.saturating_sub(1),
+            Event::RunFinished(_) => self.finished += 1,
+        }
+    }
+    fn cancelled(&self) -> bool {
+        self.steps == 0
+    }
+}
+
+#[test]
+fn cancel_keeps_finished_runs_and_they_can_be_reused() {
+    let cfg = tiny();
+    let b = backend::cpu("flex").unwrap();
+    // The baseline sweep population (2 runs x 2 epochs x 10 steps) finishes, then cancel.
+    let mut host = CancelAfter { steps: 25, finished: 0 };
+    let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
+    assert_eq!(stopped.reason, rdbench::error::EngineError::Cancelled);
+    assert_eq!(stopped.runs.len(), 2);
+    assert_eq!(host.finished, 2);
+    // Resuming with those runs reuses them and gives the uninterrupted report.
+    let resumed = futures::executor::block_on(run_bench(&cfg, &b, &stopped.runs, &mut Quiet)).unwrap();
+    assert_eq!(resumed.comparison, tiny_report().comparison);
+}
