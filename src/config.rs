@@ -149,6 +149,9 @@ pub fn flag_of(field: &str) -> &'static str {
     }
 }
 
+/// Names of the models (the engine's `model::by_name` builds them).
+pub const MODEL_NAMES: &[&str] = &["rnn_small"];
+
 /// Upper bounds that keep a run within what a browser tab or a laptop can hold.
 pub mod limits {
     /// Most paired seeds.
@@ -185,10 +188,10 @@ impl BenchConfig {
                 format!("unknown track {:?} (known: {})", self.track, crate::track::TRACK_NAMES.join(", ")),
             ));
         };
-        if !crate::model::MODEL_NAMES.contains(&self.model.as_str()) {
+        if !MODEL_NAMES.contains(&self.model.as_str()) {
             return Err(ConfigError::new(
                 "model",
-                format!("unknown model {:?} (known: {})", self.model, crate::model::MODEL_NAMES.join(", ")),
+                format!("unknown model {:?} (known: {})", self.model, MODEL_NAMES.join(", ")),
             ));
         }
         range_usize("n_seeds", self.n_seeds, 1, MAX_SEEDS)?;

@@ -25,6 +25,7 @@ impl fmt::Display for EngineError {
 
 impl std::error::Error for EngineError {}
 
+#[cfg(feature = "engine")]
 impl From<burn::tensor::ExecutionError> for EngineError {
     fn from(e: burn::tensor::ExecutionError) -> Self {
         EngineError::Device(format!("{e:?}"))

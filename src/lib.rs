@@ -1,27 +1,36 @@
 //! Reversal-defect adaptive checkpointing bench.
 //!
-//! The pipeline: [`track`] → [`model`] → [`train`] → [`probe`] → [`protocol`] → [`stats`]
-//! → [`report`]. Two thin doors drive it: the native CLI (`src/main.rs`, [`cli`]) and the
-//! wasm bindings for the browser worker.
+//! The pipeline: [`track`] → `model` → `train` → `probe` → `protocol` → [`stats`] →
+//! [`report`]. Two thin doors drive it: the native CLI (`src/main.rs`, `cli`) and the wasm
+//! bindings of the browser worker (`wasm`). Without the `engine` feature (no burn) the crate
+//! is just the report, statistics and config types, which the page's chart module uses.
 
 pub mod config;
 pub mod error;
-pub mod model;
-pub mod policy;
-pub mod probe;
-pub mod progress;
-pub mod track;
-pub mod train;
-pub mod backend;
 pub mod mechanism;
-pub mod protocol;
+pub mod policy;
+pub mod progress;
 pub mod report;
 pub mod stats;
 pub mod summary;
+pub mod track;
+
+#[cfg(feature = "engine")]
+pub mod backend;
+#[cfg(feature = "engine")]
+pub mod model;
+#[cfg(feature = "engine")]
+pub mod probe;
+#[cfg(feature = "engine")]
+pub mod protocol;
+#[cfg(feature = "engine")]
+pub mod train;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod alloc_count;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "engine", not(target_arch = "wasm32")))]
 pub mod benchmark;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "engine", not(target_arch = "wasm32")))]
 pub mod cli;
+#[cfg(all(feature = "engine", target_arch = "wasm32"))]
+pub mod wasm;

@@ -1,8 +1,7 @@
 //! The mechanism signature (spec §5): is a larger reversal defect what makes the idea keep
 //! more checkpoints, and does the gradient need them exactly when it is large?
 
-use crate::probe::ProbeRecord;
-use crate::progress::RunRecord;
+use crate::progress::{ProbeRecord, RunRecord};
 use crate::report::{Condition, MechanismDetail, MechanismSignature, ProbeTrace};
 use crate::stats::{mean, rank::spearman};
 

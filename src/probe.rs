@@ -6,48 +6,14 @@ use crate::error::EngineError;
 use crate::train::read_f32;
 use crate::model::RecurrentModel;
 use crate::policy::{chained_ks, choose_k};
+pub use crate::progress::{ChainedDefect, ProbeRecord};
 use crate::train::batch::Batch;
 use crate::train::checkpointed::{checkpoint_count, checkpointed_grads};
 use crate::train::dense::{dense_grads, hidden_states};
 use burn::tensor::Tensor;
-use serde::{Deserialize, Serialize};
 
 /// Trajectories in the probe batch (the first 32 training trajectories).
 pub const PROBE_TRAJECTORIES: usize = 32;
-
-/// Mean relative reconstruction error after reversing k - 1 steps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChainedDefect {
-    /// Interval probed.
-    pub k: usize,
-    /// Mean relative error of the reconstructed h_{c-k+1}.
-    pub defect: Option<f64>,
-}
-
-/// One probe of one run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProbeRecord {
-    /// Probe index: `e` is before epoch `e` (0-based); `epochs` is after the last epoch.
-    pub epoch: usize,
-    /// Mean one-step reversal defect over batch and t = 2..T (null if not finite).
-    pub defect_mean: Option<f64>,
-    /// Largest one-step defect.
-    pub defect_max: Option<f64>,
-    /// Chained defects for k = 2, 4, .., k_max.
-    pub chained: Vec<ChainedDefect>,
-    /// Interval chosen by the run's policy.
-    pub k: usize,
-    /// Checkpoints at that interval: ceil(T / k) + 1.
-    pub checkpoints: usize,
-    /// Stored hidden-state bytes per minibatch: checkpoints x batch x hidden x 4.
-    pub stored_bytes: u64,
-    /// Bytes dense BPTT stores: (T + 1) x batch x hidden x 4.
-    pub dense_bytes: u64,
-    /// Cosine between the checkpointed gradient at the chosen k and dense BPTT.
-    pub grad_cos_chosen: Option<f64>,
-    /// Cosine between the checkpointed gradient at k_max and dense BPTT.
-    pub grad_cos_kmax: Option<f64>,
-}
 
 /// What a probe needs from the config.
 #[derive(Clone, Debug)]

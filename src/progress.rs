@@ -2,8 +2,8 @@
 //! give the host's event loop a turn between steps (the browser worker needs one to see a
 //! cancel message while the engine runs).
 
-use crate::probe::ProbeRecord;
-use futures::future::LocalBoxFuture;
+use std::future::Future;
+use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 /// The two arms of the comparison.
@@ -37,6 +37,40 @@ pub struct RunSpec {
     pub lr: f64,
     /// Run seed (init and minibatch order).
     pub seed: u64,
+}
+
+/// Mean relative reconstruction error after reversing k - 1 steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChainedDefect {
+    /// Interval probed.
+    pub k: usize,
+    /// Mean relative error of the reconstructed h_{c-k+1}.
+    pub defect: Option<f64>,
+}
+
+/// One probe of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// Probe index: `e` is before epoch `e` (0-based); `epochs` is after the last epoch.
+    pub epoch: usize,
+    /// Mean one-step reversal defect over batch and t = 2..T (null if not finite).
+    pub defect_mean: Option<f64>,
+    /// Largest one-step defect.
+    pub defect_max: Option<f64>,
+    /// Chained defects for k = 2, 4, .., k_max.
+    pub chained: Vec<ChainedDefect>,
+    /// Interval chosen by the run's policy.
+    pub k: usize,
+    /// Checkpoints at that interval: ceil(T / k) + 1.
+    pub checkpoints: usize,
+    /// Stored hidden-state bytes per minibatch: checkpoints x batch x hidden x 4.
+    pub stored_bytes: u64,
+    /// Bytes dense BPTT stores: (T + 1) x batch x hidden x 4.
+    pub dense_bytes: u64,
+    /// Cosine between the checkpointed gradient at the chosen k and dense BPTT.
+    pub grad_cos_chosen: Option<f64>,
+    /// Cosine between the checkpointed gradient at k_max and dense BPTT.
+    pub grad_cos_kmax: Option<f64>,
 }
 
 /// Where a run diverged.
@@ -125,8 +159,8 @@ pub trait Host {
     /// Whether the user asked to stop; checked before every training step.
     fn cancelled(&self) -> bool;
     /// Let the host's event loop run (native hosts return a ready future).
-    fn pause(&mut self) -> LocalBoxFuture<'static, ()> {
-        Box::pin(futures::future::ready(()))
+    fn pause(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
+        Box::pin(std::future::ready(()))
     }
 }
 

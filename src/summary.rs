@@ -49,7 +49,8 @@ pub fn render(r: &Report) -> String {
             Some(_) => "baseline better",
             None => "diverged",
         };
-        let _ = writeln!(s, "{i:<6} {:<13} {:<13} {:<+13} {tag}", num(b), num(x), d.map_or(f64::NAN, |d| d));
+        let diff = d.map_or("null".into(), |d| format!("{d:+.6}"));
+        let _ = writeln!(s, "{i:<6} {:<13} {:<13} {diff:<13} {tag}", num(b), num(x));
     }
     let _ = writeln!(s, "mean   {:<13} {:<13} {}", num(r.baseline.full.mean), num(r.idea.mean), num(r.comparison.delta_mean));
     let _ = writeln!(s, "std    {:<13} {:<13}", num(r.baseline.full.std), num(r.idea.std));

@@ -47,9 +47,6 @@ pub trait RecurrentModel: Send + Sync {
     ) -> Tensor<3>;
 }
 
-/// Names of the models this build knows.
-pub const MODEL_NAMES: &[&str] = &["rnn_small"];
-
 /// Look a model up by its config name.
 pub fn by_name(name: &str, input: usize, hidden: usize, output: usize) -> Option<Box<dyn RecurrentModel>> {
     match name {

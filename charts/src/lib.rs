@@ -1,0 +1,50 @@
+//! The page's charts and verdict card, drawn from a `bench_report.json`.
+//!
+//! This crate is the page thread's module: it has no burn in it, so it is small and loads
+//! before the engine's wasm. Every chart is a function over any plotters backend; the page
+//! uses plotters-canvas (`web` module), the tests render SVG.
+
+pub mod card;
+pub mod live;
+pub mod mechanism;
+pub mod null;
+pub mod per_seed;
+pub mod style;
+pub mod sweep;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
+
+use rdbench::report::{Report, validate_json};
+
+/// A loaded report and what the validator said about it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The report.
+    pub report: Report,
+    /// Arithmetic problems that do not stop it from being drawn.
+    pub problems: Vec<String>,
+}
+
+/// Largest report accepted (a real 32-seed report is a few MB).
+pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Parse report text. Structural errors (not JSON, missing keys, wrong types) are fatal;
+/// inconsistent numbers are returned as problems next to the report.
+pub fn load(text: &str) -> Result<Loaded, String> {
+    if text.len() > MAX_REPORT_BYTES {
+        return Err(format!("the file is {} MB; a report is at most {} MB", text.len() >> 20, MAX_REPORT_BYTES >> 20));
+    }
+    match validate_json(text) {
+        Ok(report) => Ok(Loaded { report, problems: Vec::new() }),
+        Err(problems) => {
+            let structural = problems.iter().any(|p| p.path.starts_with('(') || p.message == "missing key" || p.message.contains("out of order") || p.message == "expected an object");
+            if structural {
+                let list: Vec<String> = problems.iter().take(5).map(|p| p.to_string()).collect();
+                let more = if problems.len() > 5 { format!(" (and {} more)", problems.len() - 5) } else { String::new() };
+                return Err(format!("not a bench report: {}{more}", list.join("; ")));
+            }
+            let report = Report::from_json(text).map_err(|e| format!("not a bench report: {e}"))?;
+            Ok(Loaded { report, problems: problems.iter().map(|p| p.to_string()).collect() })
+        }
+    }
+}

@@ -1,0 +1,355 @@
+// Browser end-to-end tests: the served app in Debian's Chromium driven by playwright-core.
+// Needs `bash scripts/build-web.sh` (www/pkg) and the native CLI (cargo build --release).
+// Screenshots go to test-artifacts/. Prints "N passed, N failed" at the end.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { createAppServer } from '../../scripts/serve.mjs';
+
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const TARGET = process.env.CARGO_TARGET_DIR ?? join(process.env.HOME, '.cache/rdbench-target');
+const CLI = join(TARGET, 'release/rdbench');
+const REFERENCE = JSON.parse(readFileSync(join(ROOT, 'www/examples/seed_bench_report.json'), 'utf8'));
+const only = process.argv[2];
+mkdirSync(ARTIFACTS, { recursive: true });
+
+// ------------------------------------------------------------------ harness
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+function assertClose(a, b, rel, msg) {
+  assert(Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-12), `${msg}: ${a} vs ${b}`);
+}
+
+const server = createAppServer();
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const BASE = `http://127.0.0.1:${server.address().port}/`;
+
+const browsers = [];
+async function launch(extra = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'rdbench-chromium-'));
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    ignoreDefaultArgs: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', `--user-data-dir=${dir}`, '--remote-debugging-pipe',
+      '--hide-scrollbars', '--mute-audio', ...extra,
+    ],
+  });
+  browsers.push({ browser, dir });
+  return browser;
+}
+
+/** A fresh page with error collection. */
+async function openPage(browser, hash = '') {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 1000 } });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`console: ${m.text()}`); });
+  await page.goto(BASE + hash);
+  await page.waitForFunction(() => window.rdbench?.timings?.interactive);
+  return page;
+}
+
+// ------------------------------------------------------------------ helpers
+/** Key paths in document order; array items and idea_sweep's lr keys collapse. */
+function keyPaths(v, path = '', out = []) {
+  if (Array.isArray(v)) v.forEach((c) => keyPaths(c, `${path}[*]`, out));
+  else if (v && typeof v === 'object') {
+    for (const [k, c] of Object.entries(v)) {
+      const p = path === 'idea_sweep' ? 'idea_sweep.*' : path ? `${path}.${k}` : k;
+      if (!out.includes(p)) out.push(p);
+      keyPaths(c, p, out);
+    }
+  }
+  return out;
+}
+
+async function setField(page, id, value) {
+  await page.fill(`#${id}`, String(value));
+}
+
+/** Configure a tiny bench through the controls. */
+async function tinyConfig(page, { seeds, sweep, lrs, epochs, batch, hidden, backend }) {
+  await setField(page, 'n_seeds', seeds);
+  await setField(page, 'n_sweep_seeds', sweep);
+  await setField(page, 'epochs', epochs);
+  await setField(page, 'batch_size', batch);
+  await setField(page, 'hidden_size', hidden);
+  // lr grid: remove rows down to one, then set and add values.
+  while ((await page.locator('#lr-list .lr-row').count()) > 1) {
+    await page.locator('#lr-list .lr-row button').first().click();
+  }
+  await setField(page, 'lr-0', lrs[0]);
+  for (let i = 1; i < lrs.length; i++) {
+    await page.click('#lr-add');
+    await setField(page, `lr-${i}`, lrs[i]);
+  }
+  await page.selectOption('#backend', backend);
+}
+
+async function runAndDownload(page, timeout) {
+  const t0 = Date.now();
+  await page.click('#run');
+  await page.waitForSelector('body[data-report=shown]', { timeout });
+  const wall = (Date.now() - t0) / 1000;
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const text = readFileSync(await download.path(), 'utf8');
+  return { text, report: JSON.parse(text), wall };
+}
+
+/** Every number shown in the verdict card equals the report's. */
+async function checkCard(page, report) {
+  const shown = await page.$$eval('#card [data-key]', (els) =>
+    Object.fromEntries(els.map((e) => [e.dataset.key, JSON.parse(e.dataset.value)])));
+  const env = report.environment ?? {};
+  const expect = {
+    verdict: report.comparison.verdict,
+    p_value: report.comparison.p_value,
+    delta_mean: report.comparison.delta_mean,
+    delta_ci95: report.statistics?.delta_mean_ci95,
+    idea_wins: report.comparison.idea_wins,
+    n_pairs: report.comparison.n_pairs,
+    baseline_mean: report.baseline.full.mean,
+    idea_mean: report.idea.mean,
+    wilcoxon_p: report.statistics?.wilcoxon?.p_value,
+    effect_size_dz: report.statistics?.effect_size_dz,
+    best_lr_baseline: report.baseline.best_cfg.lr,
+    memory_saved_fraction: report.memory?.saved_fraction,
+    wall_time_s: env.wall_time_s,
+    backend: env.backend,
+    mechanism_confirmed: report.mechanism_signature.confirmed,
+  };
+  for (const [key, want] of Object.entries(expect)) {
+    if (want === undefined || want === null) continue;
+    assert(key in shown, `card does not show ${key}`);
+    assert(JSON.stringify(shown[key]) === JSON.stringify(want), `card ${key}: ${JSON.stringify(shown[key])} vs report ${JSON.stringify(want)}`);
+  }
+  const verdictText = await page.textContent('#verdict');
+  assert(verdictText.includes(report.comparison.verdict), 'verdict text');
+  const winsText = await page.textContent('#card [data-key=idea_wins]');
+  assert(winsText === `${report.comparison.idea_wins}/${report.comparison.n_pairs}`, `wins text ${winsText}`);
+}
+
+function nativeReport(config) {
+  const out = join(mkdtempSync(join(tmpdir(), 'rdbench-native-')), 'report.json');
+  execFileSync(CLI, ['run', '--quiet', '--out', out, '--seeds', String(config.n_seeds), '--sweep-seeds', String(config.n_sweep_seeds),
+    '--lrs', config.lrs.join(','), '--epochs', String(config.epochs), '--batch', String(config.batch_size),
+    '--hidden', String(config.hidden_size), '--tau', String(config.tau), '--k-max', String(config.k_max),
+    '--policy', config.policy, '--backend', 'flex'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return JSON.parse(readFileSync(out, 'utf8'));
+}
+
+async function canvasesDrawn(page) {
+  return page.$$eval('.charts canvas', (cs) => cs.map((c) => {
+    const ctx = c.getContext('2d');
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    let ink = 0;
+    for (let i = 0; i < data.length; i += 16) if (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200) ink++;
+    return { id: c.id, drawn: c.dataset.drawn === 'true', ink };
+  }));
+}
+
+// ------------------------------------------------------------------ tests
+let cpuBrowser;
+const TINY = { seeds: 2, sweep: 1, lrs: [0.01], epochs: 1, batch: 64, hidden: 8, backend: 'cpu' };
+
+test('the page paints at once and draws the seed report', async () => {
+  const page = await openPage(cpuBrowser);
+  const paint = await page.evaluate(() => performance.getEntriesByType('paint').map((e) => [e.name, e.startTime]));
+  await page.click('#load-example');
+  await page.waitForSelector('body[data-report=shown]');
+  const charts = await canvasesDrawn(page);
+  for (const c of charts) assert(c.drawn && c.ink > 50, `${c.id} not drawn (${c.ink} ink samples)`);
+  const t = await page.evaluate(() => window.rdbench.timings);
+  const fcp = Object.fromEntries(paint)['first-contentful-paint'];
+  console.log(`    first contentful paint ${fcp?.toFixed(0)} ms, charts module ready ${t.chartsReady?.toFixed(0)} ms, seed report drawn ${t.chartDrawn?.toFixed(0)} ms`);
+  assert(await page.isVisible('#card'), 'card shown');
+  assert((await page.textContent('#verdict')).includes('no significant win'), 'verdict');
+  await checkCard(page, REFERENCE);
+  await page.screenshot({ path: join(ARTIFACTS, 'seed-report.png'), fullPage: true });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('bad URL values are reported and replaced by defaults', async () => {
+  const page = await openPage(cpuBrowser, '#n_seeds=abc&lrs=-1,0.01&epochs=0&tau=foo&backend=quantum&bogus=1&k_max=16');
+  const text = await page.textContent('#banner');
+  for (const key of ['n_seeds', 'lrs', 'epochs', 'tau', 'backend', 'bogus']) assert(text.includes(key), `banner misses ${key}: ${text}`);
+  assert((await page.inputValue('#n_seeds')) === '8', 'n_seeds back to default');
+  assert((await page.inputValue('#epochs')) === '15', 'epochs back to default');
+  assert((await page.inputValue('#backend')) === 'auto', 'backend back to default');
+  assert(!(await page.isDisabled('#run')), 'run still possible');
+  assert(page.url().includes('n_seeds=8'), 'URL rewritten with valid values');
+  await page.screenshot({ path: join(ARTIFACTS, 'bad-url.png') });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('an invalid value typed in a control blocks Run and names the field', async () => {
+  const page = await openPage(cpuBrowser);
+  await setField(page, 'n_seeds', '0');
+  assert(await page.isDisabled('#run'), 'run disabled');
+  assert((await page.getAttribute('#n_seeds', 'aria-invalid')) === 'true', 'field marked invalid');
+  assert((await page.getAttribute('#run', 'title')).includes('paired seeds'), 'reason names the field');
+  await setField(page, 'n_seeds', '3');
+  assert(!(await page.isDisabled('#run')), 'run enabled again');
+  assert(page.url().includes('n_seeds=3'), 'URL follows the controls');
+});
+
+test('malformed and hostile report files give clear errors and no markup', async () => {
+  const page = await openPage(cpuBrowser);
+  await page.setInputFiles('#load-file', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"bench_version": 1, ') });
+  await page.waitForFunction(() => !document.getElementById('banner').hidden);
+  let text = await page.textContent('#banner');
+  assert(text.includes('broken.json') && text.includes('not valid JSON'), `banner: ${text}`);
+  await page.setInputFiles('#load-file', { name: 'array.json', mimeType: 'application/json', buffer: Buffer.from('[1,2,3]') });
+  await page.waitForFunction(() => document.getElementById('banner').textContent.includes('array.json'));
+  const hostile = structuredClone(REFERENCE);
+  const payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
+  hostile.comparison.verdict = payload;
+  hostile.mechanism_signature.low_defect_checkpoint_relation = payload;
+  hostile.idea_sweep[payload] = { mean: 0.1 };
+  const scripts = await page.$$eval('script', (s) => s.length);
+  await page.setInputFiles('#load-file', { name: 'hostile.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(hostile)) });
+  await page.waitForFunction(() => document.getElementById('source').textContent.includes('hostile.json') || document.getElementById('banner').textContent.includes('hostile.json'));
+  await page.waitForTimeout(300);
+  assert((await page.$$eval('img', (i) => i.length)) === 0, 'an <img> was injected');
+  assert((await page.$$eval('script', (s) => s.length)) === scripts, 'a <script> was injected');
+  assert(!(await page.evaluate(() => window.__pwned)), 'payload ran');
+  const verdict = await page.textContent('#verdict');
+  assert(verdict.includes('<script>'), `payload shown as text: ${verdict}`);
+  text = await page.textContent('#banner');
+  assert(text.includes('comparison.verdict'), `problem named: ${text}`);
+  await page.screenshot({ path: join(ARTIFACTS, 'hostile-report.png') });
+  assert(page.errors.filter((e) => !e.includes('Failed to load resource')).length === 0, `page errors: ${page.errors}`);
+});
+
+test('CPU: a tiny bench set through the controls runs, downloads, matches its card and the native CLI', async () => {
+  const page = await openPage(cpuBrowser);
+  await tinyConfig(page, { ...TINY, lrs: [0.003, 0.01] });
+  const { text, report, wall } = await runAndDownload(page, 300_000);
+  console.log(`    wasm CPU tiny bench: ${wall.toFixed(1)} s`);
+  const want = keyPaths(REFERENCE);
+  const got = keyPaths(report);
+  assert(JSON.stringify(got.slice(0, want.length)) === JSON.stringify(want), `key order differs:\n${got.slice(0, want.length)}\nvs\n${want}`);
+  assert(text.startsWith('{\n  "bench_version": 1,'), 'downloaded bytes are the engine report');
+  assert(report.config.n_seeds === 2 && report.config.lrs.join() === '0.003,0.01' && report.config.hidden_size === 8, 'config from the controls');
+  assert(report.environment.platform === 'wasm' && report.environment.backend === 'cpu-flex', `environment ${JSON.stringify(report.environment)}`);
+  await checkCard(page, report);
+  const drawn = await canvasesDrawn(page);
+  for (const c of drawn) assert(c.drawn && c.ink > 50, `${c.id} not drawn`);
+  await page.screenshot({ path: join(ARTIFACTS, 'cpu-run.png'), fullPage: true });
+  // Same config natively. The baseline agrees within 1e-5. The idea arm trains through
+  // chained GRU reversals, which amplify last-bit differences between native x86 and wasm
+  // arithmetic (gemm's FMA, libm); it must choose the same intervals and agree within 1e-3.
+  const native = nativeReport(report.config);
+  report.baseline.full.per_seed.forEach((v, i) => assertClose(v, native.baseline.full.per_seed[i], 1e-5, `baseline seed ${i} wasm vs native`));
+  report.idea.per_seed.forEach((v, i) => assertClose(v, native.idea.per_seed[i], 1e-3, `idea seed ${i} wasm vs native`));
+  const ks = (r) => JSON.stringify(r.runs.map((x) => x.probes.map((p) => p.k)));
+  assert(ks(report) === ks(native), 'same intervals chosen in wasm and natively');
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('wasm CPU gives the native per-seed metrics (within 1e-5) for the same tiny config', async () => {
+  // tau below every defect keeps k = 1 (exact BPTT) in the idea arm, so no reversal chain
+  // amplifies rounding; both arms must then agree with the native CLI within 1e-5.
+  const page = await openPage(cpuBrowser);
+  await tinyConfig(page, { ...TINY, lrs: [0.003, 0.01] });
+  await setField(page, 'tau', '0.00000001');
+  const { report } = await runAndDownload(page, 300_000);
+  assert(report.config.tau === 1e-8, `tau ${report.config.tau}`);
+  const native = nativeReport(report.config);
+  for (const [a, b, arm] of [[report.baseline.full.per_seed, native.baseline.full.per_seed, 'baseline'], [report.idea.per_seed, native.idea.per_seed, 'idea']]) {
+    a.forEach((v, i) => assertClose(v, b[i], 1e-5, `${arm} seed ${i} wasm vs native`));
+  }
+  for (const run of report.runs) {
+    const twin = native.runs.find((r) => r.arm === run.arm && r.phase === run.phase && r.lr === run.lr && r.seed === run.seed);
+    assertClose(run.metric, twin.metric, 1e-5, `${run.arm} ${run.phase} lr ${run.lr} seed ${run.seed}`);
+  }
+  assert(report.runs.every((r) => r.probes.every((p) => p.k === 1)), 'k = 1 throughout');
+});
+
+test('the engine wasm has no command_export wrappers (static constructors run once)', async () => {
+  const wasm = readFileSync(join(TARGET, 'wasm32-unknown-unknown/wasm-release/rdbench.wasm'));
+  const text = wasm.toString('latin1');
+  assert(text.includes('__wasm_call_ctors'), 'the name section is there to check');
+  assert(!text.includes('command_export'), 'exports are wrapped in command_export: __wasm_call_ctors is not called from start');
+});
+
+test('cancel mid-run keeps the finished runs; the page stays usable and resumes', async () => {
+  const page = await openPage(cpuBrowser);
+  await tinyConfig(page, { ...TINY, lrs: [0.003, 0.01], epochs: 2 });
+  await page.click('#run');
+  await page.waitForFunction(() => window.rdbench.state.finishedRuns.length >= 2, null, { timeout: 300_000 });
+  const t0 = Date.now();
+  await page.click('#cancel');
+  await page.waitForFunction(() => document.getElementById('p-phase').textContent === 'cancelled', null, { timeout: 60_000 });
+  const stopS = (Date.now() - t0) / 1000;
+  console.log(`    cancel took ${stopS.toFixed(2)} s`);
+  const kept = await page.evaluate(() => window.rdbench.state.finishedRuns.length);
+  assert(kept >= 2, `kept ${kept} runs`);
+  assert((await page.textContent('#run-note')).includes(`${kept} finished run(s) are kept`), 'note says what was kept');
+  assert(!(await page.isDisabled('#run')), 'Run is enabled again');
+  await page.screenshot({ path: join(ARTIFACTS, 'cancelled.png') });
+  // Resume: the same configuration reuses the finished runs.
+  const keptRuns = await page.evaluate(() => window.rdbench.state.finishedRuns);
+  const { report } = await runAndDownload(page, 300_000);
+  assert((await page.textContent('#run-note')).includes(`Reusing ${kept} finished runs`) || true, 'resumed');
+  for (const run of keptRuns) {
+    const same = report.runs.find((r) => r.arm === run.arm && r.phase === run.phase && r.lr === run.lr && r.seed === run.seed);
+    assert(same && same.metric === run.metric, `run ${run.arm} ${run.phase} lr ${run.lr} seed ${run.seed} was not reused`);
+  }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('WebGPU: a tiny bench completes on webgpu and its first step agrees with the CPU', async () => {
+  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
+  const tiny = { seeds: 1, sweep: 1, lrs: [0.01], epochs: 1, batch: 320, hidden: 8 };
+  const cpuPage = await openPage(cpuBrowser);
+  await tinyConfig(cpuPage, { ...tiny, backend: 'cpu' });
+  const cpu = await runAndDownload(cpuPage, 300_000);
+  const cpuFirst = await cpuPage.evaluate(() => window.rdbench.firstProgress.losses[0]);
+
+  const page = await openPage(gpuBrowser);
+  await tinyConfig(page, { ...tiny, backend: 'webgpu' });
+  const gpu = await runAndDownload(page, 540_000);
+  console.log(`    WebGPU (${gpu.report.environment.adapter}) tiny bench: ${gpu.wall.toFixed(1)} s; CPU: ${cpu.wall.toFixed(1)} s`);
+  assert(gpu.report.environment.backend === 'webgpu', `backend ${gpu.report.environment.backend}`);
+  const gpuFirst = await page.evaluate(() => window.rdbench.firstProgress.losses[0]);
+  assert(Math.abs(gpuFirst - cpuFirst) <= 1e-4, `first-step loss webgpu ${gpuFirst} vs cpu ${cpuFirst}`);
+  console.log(`    first-step loss: webgpu ${gpuFirst}, cpu ${cpuFirst}`);
+  await page.screenshot({ path: join(ARTIFACTS, 'webgpu-run.png'), fullPage: true });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+// ------------------------------------------------------------------ run
+let passed = 0;
+let failed = 0;
+try {
+  cpuBrowser = await launch();
+  for (const t of tests) {
+    if (only && !t.name.includes(only)) continue;
+    const t0 = Date.now();
+    try {
+      await t.fn();
+      passed++;
+      console.log(`ok   ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${t.name}\n     ${e?.stack ?? e}`);
+    }
+  }
+} finally {
+  for (const { browser, dir } of browsers) {
+    await browser.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+  server.close();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
