@@ -22,8 +22,9 @@ pub fn cpu_backends() -> Vec<&'static str> {
 pub fn cpu(kind: &str) -> Result<Backend, String> {
     match kind {
         #[allow(deprecated)] // burn deprecates ndarray in favour of flex; kept for comparison
-
-        "ndarray" => Ok(Backend { device: Device::ndarray(), name: "cpu-ndarray".into(), adapter: "burn-ndarray (CPU)".into() }),
+        "ndarray" => {
+            Ok(Backend { device: Device::ndarray(), name: "cpu-ndarray".into(), adapter: "burn-ndarray (CPU)".into() })
+        }
         "flex" => Ok(Backend { device: Device::flex(), name: "cpu-flex".into(), adapter: "burn-flex (CPU)".into() }),
         other => Err(format!("unknown CPU backend {other:?} (this build has: {})", cpu_backends().join(", "))),
     }

@@ -41,7 +41,12 @@ fn time_steps(steps: usize, mut f: impl FnMut()) -> f64 {
 }
 
 /// Peak bytes of one step: (dense autodiff, checkpointed k = 1, checkpointed k = k_max).
-pub fn step_peaks(model: &dyn RecurrentModel, params: &[burn::tensor::Tensor<3>], batch: &Batch, k_max: usize) -> [usize; 3] {
+pub fn step_peaks(
+    model: &dyn RecurrentModel,
+    params: &[burn::tensor::Tensor<3>],
+    batch: &Batch,
+    k_max: usize,
+) -> [usize; 3] {
     let r = params[0].dims()[0];
     let (_, dense) = peak_during(|| dense_grads(model, params, batch).grads);
     let (_, k1) = peak_during(|| checkpointed_grads(model, params, batch, &vec![1; r], 20).out.grads);
@@ -62,11 +67,21 @@ pub fn run(args: &BenchArgs) -> i32 {
     let track = track::Pendulum::default();
     let data = track.generate(0);
     let train = DeviceData::new(&data.train, device);
-    println!("backend {} ({}), T = {}, {} timed steps each\n", backend.name, backend.adapter, track.seq_len(), args.steps);
+    println!(
+        "backend {} ({}), T = {}, {} timed steps each\n",
+        backend.name,
+        backend.adapter,
+        track.seq_len(),
+        args.steps
+    );
 
     println!("step time, ms (batch 32, hidden 32)   population 1   population 8");
     let model = model::Gru::new(2, 32, 2);
-    let rows: [(&str, Option<usize>); 3] = [("baseline dense BPTT (autodiff)", None), ("idea checkpointed k = 1", Some(1)), ("idea checkpointed k = 16", Some(16))];
+    let rows: [(&str, Option<usize>); 3] = [
+        ("baseline dense BPTT (autodiff)", None),
+        ("idea checkpointed k = 1", Some(1)),
+        ("idea checkpointed k = 16", Some(16)),
+    ];
     for (name, k) in rows {
         let mut cols = Vec::new();
         for pop in [1usize, 8] {
@@ -102,7 +117,7 @@ pub fn run(args: &BenchArgs) -> i32 {
             let settings = TrainSettings {
                 epochs: 15,
                 batch_size: 32,
-                probe: (arm == Arm::Idea).then(|| ProbeSettings {
+                probe: (arm == Arm::Idea).then_some(ProbeSettings {
                     tau: 0.08,
                     k_max: 16,
                     policy: crate::config::Policy::OneStep,

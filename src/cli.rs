@@ -21,7 +21,7 @@ pub struct Cli {
 enum Command {
     /// Run the whole bench and write bench_report.json.
     #[command(allow_negative_numbers = true)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a report file against the schema.
     Validate {
         /// Report to check.
@@ -124,6 +124,7 @@ pub fn backend_by_name(name: &str) -> Result<Backend, String> {
     match name {
         #[cfg(feature = "wgpu")]
         "vulkan" => backend::vulkan(),
+        #[cfg(not(feature = "wgpu"))]
         "vulkan" => Err("invalid value for --backend: vulkan needs a build with `--features wgpu`".into()),
         cpu => backend::cpu(cpu).map_err(|e| format!("invalid value for --backend: {e}")),
     }
@@ -184,7 +185,8 @@ fn run(args: &RunArgs) -> Result<(), String> {
         b.finish_and_clear();
     }
     let report = result.map_err(|s| format!("{} ({} runs finished)", s.reason, s.runs.len()))?;
-    std::fs::write(&args.out, report.to_json() + "\n").map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    std::fs::write(&args.out, report.to_json() + "\n")
+        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     print!("{}", crate::summary::render(&report));
     println!("report written to {}", args.out.display());
     Ok(())

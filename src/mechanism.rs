@@ -46,7 +46,11 @@ pub fn judge(idea_full: &[RunRecord], tau: f64, policy: &str) -> (MechanismSigna
     let cos_low = mean_of(&low, |p| p.grad_cos_chosen);
     let c = Condition {
         holds: cos_low.is_some_and(|c| c >= COSINE_OK),
-        detail: format!("mean gradient cosine at the chosen k over {} low-defect probes = {}", low.len(), fmt_opt(cos_low)),
+        detail: format!(
+            "mean gradient cosine at the chosen k over {} low-defect probes = {}",
+            low.len(),
+            fmt_opt(cos_low)
+        ),
         value: cos_low,
     };
     let cos_high = mean_of(&high, |p| p.grad_cos_kmax);

@@ -3,13 +3,13 @@
 
 use crate::config::Policy;
 use crate::error::EngineError;
-use crate::train::read_f32;
 use crate::model::RecurrentModel;
 use crate::policy::{chained_ks, choose_k};
 pub use crate::progress::{ChainedDefect, ProbeRecord};
 use crate::train::batch::Batch;
 use crate::train::checkpointed::{checkpoint_count, checkpointed_grads};
 use crate::train::dense::{dense_grads, hidden_states};
+use crate::train::read_f32;
 use burn::tensor::Tensor;
 
 /// Trajectories in the probe batch (the first 32 training trajectories).

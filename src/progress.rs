@@ -2,9 +2,9 @@
 //! give the host's event loop a turn between steps (the browser worker needs one to see a
 //! cancel message while the engine runs).
 
+use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
-use serde::{Deserialize, Serialize};
 
 /// The two arms of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use crate::report::*;
 use crate::stats::{self, bootstrap, permutation, wilcoxon};
 use crate::track::{self, Track};
 use crate::train::batch::DeviceData;
-use crate::train::{Tally, TrainSettings, train_population};
+use crate::train::{IDEA_STEP_WEIGHT, Tally, TrainSettings, step_weight, train_population};
 use indexmap::IndexMap;
 use web_time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -46,7 +46,9 @@ fn sweep_means(lrs: &[f64], runs: &[RunRecord]) -> (Vec<(f64, Option<f64>)>, f64
         })
         .collect();
     let mut order = means.clone();
-    order.sort_by(|a, b| a.1.unwrap_or(f64::INFINITY).total_cmp(&b.1.unwrap_or(f64::INFINITY)).then(a.0.total_cmp(&b.0)));
+    order.sort_by(|a, b| {
+        a.1.unwrap_or(f64::INFINITY).total_cmp(&b.1.unwrap_or(f64::INFINITY)).then(a.0.total_cmp(&b.0))
+    });
     (means, order[0].0)
 }
 
@@ -79,7 +81,7 @@ pub async fn run_bench(
         runs_done: 0,
         runs_total: 2 * (n_sweep + cfg.n_seeds),
         work_done: 0,
-        work_total: 2 * (n_sweep * steps(sweep_train.n) + cfg.n_seeds * steps(full_train.n)),
+        work_total: (1 + IDEA_STEP_WEIGHT) * (n_sweep * steps(sweep_train.n) + cfg.n_seeds * steps(full_train.n)),
     };
     let base_settings = TrainSettings { epochs: cfg.epochs, batch_size: cfg.batch_size, probe: None };
     let idea_settings = TrainSettings {
@@ -102,9 +104,10 @@ pub async fn run_bench(
     for (i, arm) in [Arm::Baseline, Arm::Idea].into_iter().enumerate() {
         let specs = population(arm, Phase::Sweep, &cfg.lrs, sweep_seeds.clone());
         let t0 = Instant::now();
-        let recs = train_or_reuse(&*model, &specs, &sweep_train, &sweep_eval, settings(arm), device, prior, host, &mut tally)
-            .await
-            .map_err(|e| stop(e, &runs))?;
+        let recs =
+            train_or_reuse(&*model, &specs, &sweep_train, &sweep_eval, settings(arm), device, prior, host, &mut tally)
+                .await
+                .map_err(|e| stop(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm_name(arm)), t0.elapsed().as_secs_f64());
         let (means, b) = sweep_means(&cfg.lrs, &recs);
         best[i] = b;
@@ -114,9 +117,10 @@ pub async fn run_bench(
     for (i, arm) in [Arm::Baseline, Arm::Idea].into_iter().enumerate() {
         let specs = population(arm, Phase::Full, &[best[i]], 0..cfg.n_seeds as u64);
         let t0 = Instant::now();
-        let recs = train_or_reuse(&*model, &specs, &full_train, &full_eval, settings(arm), device, prior, host, &mut tally)
-            .await
-            .map_err(|e| stop(e, &runs))?;
+        let recs =
+            train_or_reuse(&*model, &specs, &full_train, &full_eval, settings(arm), device, prior, host, &mut tally)
+                .await
+                .map_err(|e| stop(e, &runs))?;
         phase_time.insert(format!("{}_full", arm_name(arm)), t0.elapsed().as_secs_f64());
         runs.extend(recs);
     }
@@ -164,7 +168,7 @@ async fn train_or_reuse(
         .collect();
     if let Some(recs) = found {
         tally.runs_done += recs.len();
-        tally.work_done += recs.len() * train.n.div_ceil(settings.batch_size) * settings.epochs;
+        tally.work_done += recs.len() * train.n.div_ceil(settings.batch_size) * settings.epochs * step_weight(settings);
         return Ok(recs);
     }
     train_population(model, specs, train, eval, settings, device, host, tally).await
@@ -222,7 +226,8 @@ fn assemble(
     let verdict = stats::verdict(p_value, delta_mean, cfg.alpha);
 
     let idea_full: Vec<RunRecord> = {
-        let mut v: Vec<RunRecord> = runs.iter().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).cloned().collect();
+        let mut v: Vec<RunRecord> =
+            runs.iter().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).cloned().collect();
         v.sort_by_key(|r| r.seed);
         v
     };
@@ -267,7 +272,13 @@ fn assemble(
             sweep: sweep_table[0].iter().map(|&(lr, mean)| SweepEntry { cfg: Cfg { lr }, mean }).collect(),
             full: FullSummary { mean: base_mean, std: base_std, per_seed: base.clone(), n: base.len() },
         },
-        idea: ArmSummary { best_cfg: Cfg { lr: best[1] }, mean: idea_mean, std: idea_std, per_seed: idea.clone(), n: idea.len() },
+        idea: ArmSummary {
+            best_cfg: Cfg { lr: best[1] },
+            mean: idea_mean,
+            std: idea_std,
+            per_seed: idea.clone(),
+            n: idea.len(),
+        },
         comparison: Comparison {
             delta_mean,
             idea_wins,
@@ -278,10 +289,7 @@ fn assemble(
             system_worked: verdict == "significant win",
         },
         mechanism_signature: signature,
-        idea_sweep: sweep_table[1]
-            .iter()
-            .map(|&(lr, mean)| (BenchConfig::lr_key(lr), SweepMean { mean }))
-            .collect(),
+        idea_sweep: sweep_table[1].iter().map(|&(lr, mean)| (BenchConfig::lr_key(lr), SweepMean { mean })).collect(),
         config: Some(cfg.clone()),
         environment: Some(environment),
         statistics: Some(Statistics {

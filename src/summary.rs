@@ -52,12 +52,20 @@ pub fn render(r: &Report) -> String {
         let diff = d.map_or("null".into(), |d| format!("{d:+.6}"));
         let _ = writeln!(s, "{i:<6} {:<13} {:<13} {diff:<13} {tag}", num(b), num(x));
     }
-    let _ = writeln!(s, "mean   {:<13} {:<13} {}", num(r.baseline.full.mean), num(r.idea.mean), num(r.comparison.delta_mean));
+    let _ = writeln!(
+        s,
+        "mean   {:<13} {:<13} {}",
+        num(r.baseline.full.mean),
+        num(r.idea.mean),
+        num(r.comparison.delta_mean)
+    );
     let _ = writeln!(s, "std    {:<13} {:<13}", num(r.baseline.full.std), num(r.idea.std));
 
     let c = &r.comparison;
     let method = r.statistics.as_ref().and_then(|st| st.p_value_method.as_ref()).map_or("".into(), |m| match m {
-        crate::stats::permutation::SignFlipMethod::Exact { assignments } => format!(" (exact, {assignments} sign assignments)"),
+        crate::stats::permutation::SignFlipMethod::Exact { assignments } => {
+            format!(" (exact, {assignments} sign assignments)")
+        }
         crate::stats::permutation::SignFlipMethod::MonteCarlo { permutations, .. } => {
             format!(" (Monte Carlo, {permutations} sign vectors)")
         }
@@ -72,7 +80,13 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(s, "effect size d_z = {}", num(st.effect_size_dz));
     }
-    let _ = writeln!(s, "verdict: {} (idea wins {}/{} pairs)", c.verdict.to_uppercase(), c.idea_wins, c.per_seed_diffs.len());
+    let _ = writeln!(
+        s,
+        "verdict: {} (idea wins {}/{} pairs)",
+        c.verdict.to_uppercase(),
+        c.idea_wins,
+        c.per_seed_diffs.len()
+    );
 
     let m = &r.mechanism_signature;
     let _ = writeln!(s, "\nmechanism: {} — {}", if m.confirmed { "CONFIRMED" } else { "not confirmed" }, m.prediction);

@@ -156,8 +156,7 @@ pub async fn run_bench(
         serde_json::from_str(&prior_runs_json).map_err(|e| fail("config", format!("finished runs: {e}"), &[]))?
     };
     let backend = backend_for(&backend_kind, "").await.map_err(|e| fail("backend", e, &[]))?;
-    let mut host =
-        WorkerHost { on_event, is_cancelled, yield_now, last_progress: None, last_yield: Instant::now() };
+    let mut host = WorkerHost { on_event, is_cancelled, yield_now, last_progress: None, last_yield: Instant::now() };
     match engine_run(&cfg, &backend, &prior, &mut host).await {
         Ok(report) => Ok(report.to_json() + "\n"),
         Err(stopped) => {

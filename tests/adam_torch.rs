@@ -9,8 +9,12 @@ use rdbench::train::adam::{Adam, clip, grad_norms};
 #[test]
 fn two_steps_match_torch_per_run() {
     let v = fixture("adam_torch.json");
-    let shapes: Vec<(usize, usize)> =
-        v["shapes"].as_array().unwrap().iter().map(|s| (s[0].as_u64().unwrap() as usize, s[1].as_u64().unwrap() as usize)).collect();
+    let shapes: Vec<(usize, usize)> = v["shapes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s[0].as_u64().unwrap() as usize, s[1].as_u64().unwrap() as usize))
+        .collect();
     let runs = v["runs"].as_array().unwrap();
     let lrs: Vec<f64> = runs.iter().map(|r| r["lr"].as_f64().unwrap()).collect();
     // Population tensors: parameter i of run r.
@@ -35,7 +39,12 @@ fn two_steps_match_torch_per_run() {
                 let want = flat(&run["steps"][step]["params_after"][i]);
                 assert_eq!(got.len(), a * b);
                 let err = max_abs_diff(&got, &want);
-                assert!(err < 1e-6, "run {run_i} (lr {}) step {} param {i}: max abs error {err:e}", lrs[run_i], step + 1);
+                assert!(
+                    err < 1e-6,
+                    "run {run_i} (lr {}) step {} param {i}: max abs error {err:e}",
+                    lrs[run_i],
+                    step + 1
+                );
             }
         }
     }

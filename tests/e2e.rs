@@ -56,10 +56,7 @@ fn report_keys_follow_the_reference_order_then_extensions() {
     key_paths(&ours, "", &mut got);
     assert_eq!(got[..want.len()], want[..], "seed key paths and order");
     let top: Vec<&String> = ours.as_object().unwrap().keys().collect();
-    assert_eq!(
-        top[10..],
-        ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs"]
-    );
+    assert_eq!(top[10..], ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs"]);
 }
 
 #[test]
@@ -117,7 +114,11 @@ fn validate_names_what_is_wrong() {
     let p = bad(&|v| v["idea"]["std"] = Value::from(1.0));
     assert!(p.iter().any(|p| p.path == "idea.std"), "{p:?}");
     // Key order: swap track and model.
-    let text = reference_text().replacen("\"track\": \"dynamics\",\n  \"model\": \"rnn_small\"", "\"model\": \"rnn_small\",\n  \"track\": \"dynamics\"", 1);
+    let text = reference_text().replacen(
+        "\"track\": \"dynamics\",\n  \"model\": \"rnn_small\"",
+        "\"model\": \"rnn_small\",\n  \"track\": \"dynamics\"",
+        1,
+    );
     let p = validate_json(&text).unwrap_err();
     assert!(p[0].message.contains("out of order"), "{p:?}");
     assert!(validate_json("{not json").unwrap_err()[0].message.contains("not valid JSON"));

@@ -15,7 +15,17 @@ fn train(specs: &[RunSpec], settings: &TrainSettings) -> Vec<RunRecord> {
     let (train, eval) = (DeviceData::new(&data.train, &device()), DeviceData::new(&data.test, &device()));
     let model = Gru::new(2, 16, 2);
     let mut tally = Tally { start: web_time::Instant::now(), runs_done: 0, runs_total: 1, work_done: 0, work_total: 1 };
-    futures::executor::block_on(train_population(&model, specs, &train, &eval, settings, &device(), &mut Quiet, &mut tally)).unwrap()
+    futures::executor::block_on(train_population(
+        &model,
+        specs,
+        &train,
+        &eval,
+        settings,
+        &device(),
+        &mut Quiet,
+        &mut tally,
+    ))
+    .unwrap()
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -23,7 +33,13 @@ fn rel(a: f64, b: f64) -> f64 {
 }
 
 fn check(arm: Arm) {
-    let probe = (arm == Arm::Idea).then(|| ProbeSettings { tau: 0.08, k_max: 8, policy: Policy::OneStep, reversal_iters: 10, batch_size: 16 });
+    let probe = (arm == Arm::Idea).then_some(ProbeSettings {
+        tau: 0.08,
+        k_max: 8,
+        policy: Policy::OneStep,
+        reversal_iters: 10,
+        batch_size: 16,
+    });
     let settings = TrainSettings { epochs: 2, batch_size: 16, probe };
     let specs: Vec<RunSpec> = [(0.01, 0u64), (0.003, 1), (0.03, 2)]
         .iter()

@@ -37,10 +37,16 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     match validate_json(text) {
         Ok(report) => Ok(Loaded { report, problems: Vec::new() }),
         Err(problems) => {
-            let structural = problems.iter().any(|p| p.path.starts_with('(') || p.message == "missing key" || p.message.contains("out of order") || p.message == "expected an object");
+            let structural = problems.iter().any(|p| {
+                p.path.starts_with('(')
+                    || p.message == "missing key"
+                    || p.message.contains("out of order")
+                    || p.message == "expected an object"
+            });
             if structural {
                 let list: Vec<String> = problems.iter().take(5).map(|p| p.to_string()).collect();
-                let more = if problems.len() > 5 { format!(" (and {} more)", problems.len() - 5) } else { String::new() };
+                let more =
+                    if problems.len() > 5 { format!(" (and {} more)", problems.len() - 5) } else { String::new() };
                 return Err(format!("not a bench report: {}{more}", list.join("; ")));
             }
             let report = Report::from_json(text).map_err(|e| format!("not a bench report: {e}"))?;

@@ -15,7 +15,12 @@ pub struct Series {
 }
 
 /// Draw `runs` (at most the first 12 get legend entries) with a caption.
-pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, caption: &str, runs: &[Series], s: Scale) -> Result<(), String> {
+pub fn draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    caption: &str,
+    runs: &[Series],
+    s: Scale,
+) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("loss chart: {e:?}");
     area.fill(&WHITE).map_err(e)?;
     if runs.iter().all(|r| r.points.is_empty()) {
@@ -51,8 +56,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, caption: &str, ru
         }
     }
     if !runs.is_empty() {
-        legend(&mut chart, s)
-            .map_err(e)?;
+        legend(&mut chart, s).map_err(e)?;
     }
     Ok(())
 }

@@ -67,8 +67,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     .map_err(e)?
     .label(format!("tau = {}", tick(m.tau)))
     .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], INK.stroke_width(2)));
-    legend(&mut c1, s)
-        .map_err(e)?;
+    legend(&mut c1, s).map_err(e)?;
 
     let max_ck = m.traces.iter().flat_map(|t| t.checkpoints.iter().copied()).max().unwrap_or(1) as f64;
     let verdict = if r.mechanism_signature.confirmed {
@@ -101,4 +100,3 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     }
     Ok(())
 }
-

@@ -56,11 +56,8 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     }
     let total = null.len() as f64;
     let ymax = counts.iter().copied().max().unwrap_or(1) as f64 / total * 1.15;
-    let caption = format!(
-        "Sign-flip null of the mean diff ({}, {} values)",
-        if exact { "exact" } else { "sampled" },
-        null.len()
-    );
+    let caption =
+        format!("Sign-flip null of the mean diff ({}, {} values)", if exact { "exact" } else { "sampled" }, null.len());
     let mut chart = ChartBuilder::on(area)
         .caption(caption, s.bold(15.0))
         .margin(s.px(10.0))
@@ -91,7 +88,12 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .label(format!("observed {}", tick(obs)))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], INK.stroke_width(2)));
     chart
-        .draw_series(DashedLineSeries::new(vec![(-obs, 0.0), (-obs, ymax)], s.px(5.0), s.px(4.0), INK.stroke_width(s.px(1.0))))
+        .draw_series(DashedLineSeries::new(
+            vec![(-obs, 0.0), (-obs, ymax)],
+            s.px(5.0),
+            s.px(4.0),
+            INK.stroke_width(s.px(1.0)),
+        ))
         .map_err(e)?
         .label("mirror (two-sided)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], INK.stroke_width(1)));
@@ -101,7 +103,6 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .map_err(e)?
         .label(format!("as extreme (p = {p})"))
         .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], LOSS.mix(0.55).filled()));
-    legend(&mut chart, s)
-        .map_err(e)?;
+    legend(&mut chart, s).map_err(e)?;
     Ok(())
 }

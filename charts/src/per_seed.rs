@@ -45,12 +45,16 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         let chosen: Vec<&(usize, f64, f64)> = pairs.iter().filter(|p| (p.2 < p.1) == better).collect();
         let n = chosen.len();
         let series = chart
-            .draw_series(chosen.iter().map(|&&(_, b, x)| PathElement::new(vec![(0.0, b), (1.0, x)], color.stroke_width(s.px(1.6)))))
+            .draw_series(
+                chosen
+                    .iter()
+                    .map(|&&(_, b, x)| PathElement::new(vec![(0.0, b), (1.0, x)], color.stroke_width(s.px(1.6)))),
+            )
             .map_err(e)?;
         if n > 0 {
-            series.label(format!("{label} ({n})")).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+            series
+                .label(format!("{label} ({n})"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
         }
     }
     let dot = s.px(3.5);
@@ -61,20 +65,29 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .map_err(e)?;
     // Seed numbers beside the baseline points.
     chart
-        .draw_series(pairs.iter().map(|&(i, b, _)| {
-            Text::new(format!("{i}"), (-0.13, b), s.font(10.0).color(&MUTED).pos(text_right()))
-        }))
+        .draw_series(
+            pairs
+                .iter()
+                .map(|&(i, b, _)| Text::new(format!("{i}"), (-0.13, b), s.font(10.0).color(&MUTED).pos(text_right()))),
+        )
         .map_err(e)?;
     // Means: a bar across each column.
     for (x, m, color) in [(0.0, r.baseline.full.mean, BASELINE), (1.0, r.idea.mean, IDEA)] {
         let Some(m) = m else { continue };
         chart
-            .draw_series(std::iter::once(PathElement::new(vec![(x - 0.22, m), (x + 0.22, m)], INK.stroke_width(s.px(3.0)))))
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x - 0.22, m), (x + 0.22, m)],
+                INK.stroke_width(s.px(3.0)),
+            )))
             .map_err(e)?;
         let anchor = if x < 0.5 { (x - 0.25, m) } else { (x + 0.25, m) };
         let pos = if x < 0.5 { text_right() } else { text_left() };
         chart
-            .draw_series(std::iter::once(Text::new(format!("mean {}", tick(m)), anchor, s.font(11.0).color(&color).pos(pos))))
+            .draw_series(std::iter::once(Text::new(
+                format!("mean {}", tick(m)),
+                anchor,
+                s.font(11.0).color(&color).pos(pos),
+            )))
             .map_err(e)?;
     }
     chart
@@ -82,8 +95,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .map_err(e)?
         .label("mean")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], INK.stroke_width(4)));
-    legend(&mut chart, s)
-        .map_err(e)?;
+    legend(&mut chart, s).map_err(e)?;
     let missing = base.len() - pairs.len();
     if missing > 0 {
         let note = format!("{missing} pair(s) without both metrics (a run diverged)");

@@ -154,6 +154,11 @@ where
         .draw()
 }
 
+/// Integer labels only (fractional tick positions stay blank).
+pub fn integer(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-6 { format!("{}", v.round() as i64) } else { String::new() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,9 +179,4 @@ mod tests {
         assert_ne!(f(&0.2362001), f(&0.2362002));
         assert_eq!(linear_ticks(0.0, 0.007)(&0.0025), "0.0025");
     }
-}
-
-/// Integer labels only (fractional tick positions stay blank).
-pub fn integer(v: &f64) -> String {
-    if (v - v.round()).abs() < 1e-6 { format!("{}", v.round() as i64) } else { String::new() }
 }

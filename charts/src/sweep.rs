@@ -48,7 +48,6 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             chart.draw_series(std::iter::once(Circle::new(p, s.px(8.0), color.stroke_width(s.px(2.0))))).map_err(e)?;
         }
     }
-    legend(&mut chart, s)
-        .map_err(e)?;
+    legend(&mut chart, s).map_err(e)?;
     Ok(())
 }

@@ -74,10 +74,7 @@ impl RecurrentModel for Gru {
     fn init_run(&self, rng: &mut ChaCha8Rng) -> Vec<Vec<f32>> {
         // Every weight and bias ~ U(-1/sqrt(H), 1/sqrt(H)), readout included (spec §2).
         let bound = 1.0 / (self.hidden as f32).sqrt();
-        self.param_shapes()
-            .iter()
-            .map(|[a, b]| (0..a * b).map(|_| rng.random_range(-bound..bound)).collect())
-            .collect()
+        self.param_shapes().iter().map(|[a, b]| (0..a * b).map(|_| rng.random_range(-bound..bound)).collect()).collect()
     }
 
     fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {

@@ -40,13 +40,8 @@ const FULL_KEYS: &[&str] = &["mean", "std", "per_seed", "n"];
 const IDEA_KEYS: &[&str] = &["best_cfg", "mean", "std", "per_seed", "n"];
 const COMPARISON_KEYS: &[&str] =
     &["delta_mean", "idea_wins", "n_pairs", "per_seed_diffs", "p_value", "verdict", "system_worked"];
-const SIGNATURE_KEYS: &[&str] = &[
-    "prediction",
-    "observed_mean_defect",
-    "observed_mean_checkpoints",
-    "low_defect_checkpoint_relation",
-    "confirmed",
-];
+const SIGNATURE_KEYS: &[&str] =
+    &["prediction", "observed_mean_defect", "observed_mean_checkpoints", "low_defect_checkpoint_relation", "confirmed"];
 /// The verdicts spec §4.8 allows.
 pub const VERDICTS: &[&str] = &["significant win", "significant loss", "no significant win"];
 
@@ -201,14 +196,19 @@ fn semantics(r: &Report, c: &mut Checker) {
                 pairs += 1;
                 wins += (*d < 0.0) as usize;
                 if !close(*d, x - b) {
-                    c.fail(&format!("comparison.per_seed_diffs[{i}]"), format!("{d} is not idea - baseline ({})", x - b));
+                    c.fail(
+                        &format!("comparison.per_seed_diffs[{i}]"),
+                        format!("{d} is not idea - baseline ({})", x - b),
+                    );
                 }
             }
             (None, Some(_), None) => {} // idea diverged: not a win
             (None, None, Some(_)) => wins += 1,
             (None, None, None) => {}
             (Some(_), _, _) => c.fail(&format!("comparison.per_seed_diffs[{i}]"), "a number, though a run is null"),
-            (None, Some(_), Some(_)) => c.fail(&format!("comparison.per_seed_diffs[{i}]"), "null, though both runs have a metric"),
+            (None, Some(_), Some(_)) => {
+                c.fail(&format!("comparison.per_seed_diffs[{i}]"), "null, though both runs have a metric")
+            }
         }
     }
     if cmp.idea_wins != wins {
@@ -233,7 +233,10 @@ fn semantics(r: &Report, c: &mut Checker) {
         let alpha = r.config.as_ref().map_or(0.05, |c| c.alpha);
         let want = crate::stats::verdict(cmp.p_value, cmp.delta_mean, alpha);
         if cmp.verdict != want {
-            c.fail("comparison.verdict", format!("{:?} but p, delta_mean and alpha {alpha} give {want:?}", cmp.verdict));
+            c.fail(
+                "comparison.verdict",
+                format!("{:?} but p, delta_mean and alpha {alpha} give {want:?}", cmp.verdict),
+            );
         }
     }
     if cmp.system_worked != (cmp.verdict == "significant win") {

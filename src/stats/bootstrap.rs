@@ -9,9 +9,8 @@ pub fn mean_ci95(xs: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
     let n = xs.len();
     assert!(n > 0 && resamples > 0);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut means: Vec<f64> = (0..resamples)
-        .map(|_| (0..n).map(|_| xs[rng.random_range(0..n)]).sum::<f64>() / n as f64)
-        .collect();
+    let mut means: Vec<f64> =
+        (0..resamples).map(|_| (0..n).map(|_| xs[rng.random_range(0..n)]).sum::<f64>() / n as f64).collect();
     means.sort_by(f64::total_cmp);
     (quantile_sorted(&means, 0.025), quantile_sorted(&means, 0.975))
 }

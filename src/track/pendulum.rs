@@ -42,10 +42,7 @@ impl Pendulum {
         let (k2t, k2w) = self.deriv(theta + 0.5 * h * k1t, omega + 0.5 * h * k1w);
         let (k3t, k3w) = self.deriv(theta + 0.5 * h * k2t, omega + 0.5 * h * k2w);
         let (k4t, k4w) = self.deriv(theta + h * k3t, omega + h * k3w);
-        (
-            theta + h / 6.0 * (k1t + 2.0 * k2t + 2.0 * k3t + k4t),
-            omega + h / 6.0 * (k1w + 2.0 * k2w + 2.0 * k3w + k4w),
-        )
+        (theta + h / 6.0 * (k1t + 2.0 * k2t + 2.0 * k3t + k4t), omega + h / 6.0 * (k1w + 2.0 * k2w + 2.0 * k3w + k4w))
     }
 
     /// The `steps + 1` observed states (theta, omega) of one trajectory, in radians.

@@ -18,7 +18,7 @@ pub fn checkpoint_count(t: usize, k: usize) -> usize {
 
 /// Whether state `s` is a checkpoint for interval `k` over `t` steps.
 pub fn is_checkpoint(s: usize, t: usize, k: usize) -> bool {
-    s % k == 0 || s == t
+    s.is_multiple_of(k) || s == t
 }
 
 /// Rows of the runs that checkpoint one time step.
@@ -66,10 +66,11 @@ pub fn checkpointed_grads(
     // States held per run, counted from what is actually stored.
     let mut stored_states = vec![1usize; r];
     stored[0] = Some(Stored { runs: (0..r).collect(), h: h.clone() });
-    for t in 1..=t_len {
-        h = model.step(params, h, batch.xs[t - 1].clone());
-        let pred = model.readout(params, h.clone(), batch.xs[t - 1].clone());
-        loss = loss + (pred - batch.ys[t - 1].clone()).square().sum_dim(2).sum_dim(1);
+    for (i, (x, y)) in batch.xs.iter().zip(&batch.ys).enumerate() {
+        let t = i + 1;
+        h = model.step(params, h, x.clone());
+        let pred = model.readout(params, h.clone(), x.clone());
+        loss = loss + (pred - y.clone()).square().sum_dim(2).sum_dim(1);
         let runs = runs_at(t);
         if !runs.is_empty() {
             runs.iter().for_each(|&i| stored_states[i] += 1);
@@ -97,10 +98,7 @@ pub fn checkpointed_grads(
         dh = model.step_vjp(params, h_prev.clone(), x, batch.ys[t - 1].clone(), dh, scale, &mut grads);
         h_cur = h_prev;
     }
-    CheckpointedOut {
-        out: GradOut { grads, loss: loss.mul_scalar(scale).reshape([r]) },
-        stored_states,
-    }
+    CheckpointedOut { out: GradOut { grads, loss: loss.mul_scalar(scale).reshape([r]) }, stored_states }
 }
 
 /// `rev` with the rows of the runs in `s` replaced by their stored states.

@@ -28,10 +28,7 @@ pub fn dense_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Bat
     let per_run = (pred - batch.y_all.clone()).square().sum_dim(2).sum_dim(1).mul_scalar(batch.mse_scale());
     // Runs are independent, so the gradient of the sum is each run's own gradient.
     let g = per_run.clone().sum().backward();
-    let grads = leaves
-        .iter()
-        .map(|p| p.grad(&g).expect("every parameter takes part in the loss"))
-        .collect();
+    let grads = leaves.iter().map(|p| p.grad(&g).expect("every parameter takes part in the loss")).collect();
     GradOut { grads, loss: per_run.inner().reshape([r]) }
 }
 

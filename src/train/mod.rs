@@ -30,6 +30,16 @@ pub struct TrainSettings {
     pub probe: Option<ProbeSettings>,
 }
 
+/// Work units of one idea-arm run-step against one baseline run-step, for the progress
+/// fraction and ETA: measured on the CPU (default config), the idea phases take about ten
+/// times as long as the baseline's (reversals in the backward pass and in every probe).
+pub const IDEA_STEP_WEIGHT: usize = 10;
+
+/// Work units of one run-step under `settings`.
+pub fn step_weight(settings: &TrainSettings) -> usize {
+    if settings.probe.is_some() { IDEA_STEP_WEIGHT } else { 1 }
+}
+
 /// Bench-wide progress bookkeeping, shared by all populations.
 pub struct Tally {
     /// When the bench started.
@@ -38,15 +48,19 @@ pub struct Tally {
     pub runs_done: usize,
     /// Runs in the bench.
     pub runs_total: usize,
-    /// Run-steps done (one run through one minibatch).
+    /// Work units done (a run-step, weighted by [`step_weight`]).
     pub work_done: usize,
-    /// Run-steps in the bench.
+    /// Work units in the bench.
     pub work_total: usize,
 }
 
 /// Initial parameters of each run, drawn from its seed's PRNG, stacked to `[R, ..]`.
 /// Returns the parameters and each run's PRNG, which then draws its minibatch order.
-pub fn init_population(model: &dyn RecurrentModel, seeds: &[u64], device: &Device) -> (Vec<Tensor<3>>, Vec<ChaCha8Rng>) {
+pub fn init_population(
+    model: &dyn RecurrentModel,
+    seeds: &[u64],
+    device: &Device,
+) -> (Vec<Tensor<3>>, Vec<ChaCha8Rng>) {
     let mut rngs: Vec<ChaCha8Rng> = seeds.iter().map(|&s| ChaCha8Rng::seed_from_u64(s)).collect();
     let per_run: Vec<Vec<Vec<f32>>> = rngs.iter_mut().map(|rng| model.init_run(rng)).collect();
     let params = model
@@ -154,7 +168,7 @@ pub async fn train_population(
                     stored_states[run] += checkpoint_count(batch.t(), ks[run]);
                 }
             }
-            tally.work_done += r;
+            tally.work_done += r * step_weight(settings);
             host.event(&Event::Progress(Progress {
                 phase: specs[0].phase,
                 arm: specs[0].arm,
@@ -167,9 +181,7 @@ pub async fn train_population(
                 fraction: tally.work_done as f64 / tally.work_total.max(1) as f64,
                 lrs: lrs.clone(),
                 seeds: seeds.clone(),
-                losses: (0..r)
-                    .map(|i| diverged[i].is_none().then_some(losses[i] as f64))
-                    .collect(),
+                losses: (0..r).map(|i| diverged[i].is_none().then_some(losses[i] as f64)).collect(),
                 elapsed_s: tally.start.elapsed().as_secs_f64(),
             }));
             host.pause().await;
@@ -200,8 +212,7 @@ pub async fn train_population(
             loss_curve: std::mem::take(&mut curves[run]),
             wall_time_s: wall,
             population: r,
-            mean_stored_states: (is_idea && minibatches > 0)
-                .then(|| stored_states[run] as f64 / minibatches as f64),
+            mean_stored_states: (is_idea && minibatches > 0).then(|| stored_states[run] as f64 / minibatches as f64),
             probes: std::mem::take(&mut probes[run]),
         });
     }

@@ -299,11 +299,29 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
   // Resume: the same configuration reuses the finished runs.
   const keptRuns = await page.evaluate(() => window.rdbench.state.finishedRuns);
   const { report } = await runAndDownload(page, 300_000);
-  assert((await page.textContent('#run-note')).includes(`Reusing ${kept} finished runs`) || true, 'resumed');
+  const note = await page.textContent('#run-note');
+  assert(note.includes(`Reusing ${kept} finished runs`), `resumed: ${note}`);
   for (const run of keptRuns) {
     const same = report.runs.find((r) => r.arm === run.arm && r.phase === run.phase && r.lr === run.lr && r.seed === run.seed);
     assert(same && same.metric === run.metric, `run ${run.arm} ${run.phase} lr ${run.lr} seed ${run.seed} was not reused`);
   }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('WebGPU unavailable: the page says so, offers the CPU and continues there', async () => {
+  // This browser has no WebGPU adapter (no --enable-unsafe-webgpu).
+  const page = await openPage(cpuBrowser);
+  await tinyConfig(page, { ...TINY, backend: 'webgpu' });
+  await page.click('#run');
+  await page.waitForSelector('#continue-cpu:not([hidden])', { timeout: 120_000 });
+  const text = await page.textContent('#banner');
+  assert(text.includes('WebGPU') && text.includes('not available'), `banner: ${text}`);
+  assert(!(await page.isDisabled('#run')), 'Run usable');
+  await page.screenshot({ path: join(ARTIFACTS, 'webgpu-unavailable.png') });
+  await page.click('#continue-cpu');
+  await page.waitForSelector('body[data-report=shown]', { timeout: 300_000 });
+  assert((await page.inputValue('#backend')) === 'cpu', 'switched to the CPU');
+  assert(page.url().includes('backend=cpu'), 'URL follows');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
