@@ -18,7 +18,7 @@ fi
 WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ]; then
   echo "== installing wasm-bindgen-cli $WB_VERSION (a few minutes, once)"
-  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+  cargo install --force wasm-bindgen-cli --version "$WB_VERSION"
 fi
 
 echo "== building the engine (worker) wasm"

@@ -65,7 +65,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(`invalid --port ${arg('--port', process.env.PORT)}: expected 0..65535`);
     process.exit(2);
   }
-  createAppServer().listen(port, host, function () {
-    console.log(`rdbench app: http://${host}:${this.address().port}/`);
+  const server = createAppServer();
+  server.on('error', (e) => {
+    const hint = e.code === 'EADDRINUSE' ? ': the port is in use (choose another with --port N or PORT=N)' : '';
+    console.error(`cannot serve on ${host}:${port}${hint} (${e.message})`);
+    process.exit(1);
   });
+  server.listen(port, host, () => console.log(`rdbench app: http://${host}:${server.address().port}/`));
 }

@@ -437,6 +437,8 @@ async function showReport(text, source) {
   $('download').disabled = false;
   $('source').textContent = `Showing ${source}.`;
   renderCard(JSON.parse(view.card_json()));
+  $('results-empty').hidden = true;
+  $('charts').hidden = false;
   const problems = view.problems();
   if (problems.length) banner('warn', `This report's numbers do not all add up:\n${problems.slice(0, 6).join('\n')}`);
   else if (source !== 'this run') banner(null);
