@@ -27,10 +27,6 @@ pub struct BenchArgs {
     runs: bool,
 }
 
-fn batch_for(train: &DeviceData, runs: usize, b: usize) -> Batch {
-    train.all(runs, b)
-}
-
 fn time_steps(steps: usize, mut f: impl FnMut()) -> f64 {
     f(); // warm-up
     let t0 = Instant::now();
@@ -86,7 +82,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         let mut cols = Vec::new();
         for pop in [1usize, 8] {
             let (params, _) = init_population(&model, &(0..pop as u64).collect::<Vec<_>>(), device);
-            let batch = batch_for(&train, pop, 32);
+            let batch = train.all(pop, 32);
             let ms = time_steps(args.steps, || match k {
                 None => drop(dense_grads(&model, &params, &batch)),
                 Some(k) => drop(checkpointed_grads(&model, &params, &batch, &vec![k; pop], 20)),
@@ -100,7 +96,7 @@ pub fn run(args: &BenchArgs) -> i32 {
     for (h, b) in [(32usize, 32usize), (256, 64)] {
         let model = model::Gru::new(2, h, 2);
         let (params, _) = init_population(&model, &[0], device);
-        let batch = batch_for(&train, 1, b);
+        let batch = train.all(1, b);
         let [dense, k1, k16] = step_peaks(&model, &params, &batch, 16);
         let states = |n: usize| n * b * h * 4;
         println!(
