@@ -231,6 +231,30 @@ impl BenchConfig {
         Ok(())
     }
 
+    /// A short hash of the fields that change a single run's numbers (track, model, data,
+    /// training and idea-arm settings; not the seed or lr of the run, which a run records
+    /// itself, nor the protocol's size or statistics). Two runs with equal arm, phase, lr,
+    /// seed, backend and `run_hash` are the same computation, so a resumed bench may reuse one.
+    pub fn run_hash(&self) -> String {
+        let fields = serde_json::json!([
+            self.track,
+            self.model,
+            self.epochs,
+            self.batch_size,
+            self.hidden_size,
+            self.tau,
+            self.k_max,
+            self.policy,
+            self.reversal_iters,
+            self.data_seed,
+        ]);
+        // FNV-1a 64: stable across platforms and builds (std's hasher is not).
+        let hash = fields.to_string().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{hash:016x}")
+    }
+
     /// The shortest decimal spelling of an lr, used as a report key (`"0.001"`).
     pub fn lr_key(lr: f64) -> String {
         format!("{lr}")
