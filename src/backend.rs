@@ -30,6 +30,17 @@ pub fn cpu(kind: &str) -> Result<Backend, String> {
     }
 }
 
+/// Pick a backend by its CLI name (`flex`, `ndarray` or, with the `wgpu` feature, `vulkan`).
+pub fn by_name(name: &str) -> Result<Backend, String> {
+    match name {
+        #[cfg(feature = "wgpu")]
+        "vulkan" => vulkan(),
+        #[cfg(not(feature = "wgpu"))]
+        "vulkan" => Err("invalid value for --backend: vulkan needs a build with `--features wgpu`".into()),
+        other => cpu(other).map_err(|e| format!("invalid value for --backend: {e}")),
+    }
+}
+
 /// The native GPU backend (wgpu over Vulkan), with the `wgpu` feature.
 #[cfg(all(feature = "wgpu", not(target_arch = "wasm32")))]
 pub fn vulkan() -> Result<Backend, String> {

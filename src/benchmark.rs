@@ -52,7 +52,7 @@ pub fn step_peaks(
 
 /// Run the benchmark; returns the exit code.
 pub fn run(args: &BenchArgs) -> i32 {
-    let backend = match crate::cli::backend_by_name(&args.backend) {
+    let backend = match crate::backend::by_name(&args.backend) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,6 +1,6 @@
 //! The native command line: `run` the bench, `validate` a report, `bench` the engine.
 
-use crate::backend::{self, Backend};
+use crate::backend;
 use crate::config::{BenchConfig, Policy};
 use crate::progress::{Event, Host};
 use crate::protocol::run_bench;
@@ -95,7 +95,11 @@ struct RunArgs {
 
 impl RunArgs {
     fn config(&self) -> Result<BenchConfig, String> {
-        let policy = Policy::parse(&self.policy).map_err(|e| format!("invalid value for --policy: {}", e.message))?;
+        let policy = match self.policy.as_str() {
+            "one_step" => Policy::OneStep,
+            "chained" => Policy::Chained,
+            other => return Err(format!("invalid value for --policy: must be one_step or chained (got {other:?})")),
+        };
         let cfg = BenchConfig {
             track: self.track.clone(),
             model: self.model.clone(),
@@ -116,17 +120,6 @@ impl RunArgs {
         };
         cfg.validate().map_err(|e| format!("invalid value for {}: {}", e.flag(), e.message))?;
         Ok(cfg)
-    }
-}
-
-/// Pick a backend by its CLI name.
-pub fn backend_by_name(name: &str) -> Result<Backend, String> {
-    match name {
-        #[cfg(feature = "wgpu")]
-        "vulkan" => backend::vulkan(),
-        #[cfg(not(feature = "wgpu"))]
-        "vulkan" => Err("invalid value for --backend: vulkan needs a build with `--features wgpu`".into()),
-        cpu => backend::cpu(cpu).map_err(|e| format!("invalid value for --backend: {e}")),
     }
 }
 
@@ -169,7 +162,7 @@ pub fn main_with(cli: Cli) -> i32 {
 
 fn run(args: &RunArgs) -> Result<(), String> {
     let cfg = args.config()?;
-    let backend = backend_by_name(&args.backend)?;
+    let backend = backend::by_name(&args.backend)?;
     let bar = (!args.quiet).then(|| {
         let b = ProgressBar::new(1000);
         b.set_style(

@@ -7,34 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// How the idea arm picks its checkpoint interval k from a probe (spec §5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Policy {
-    /// k from the one-step defect: 1 above tau, else clamp(floor(tau / defect), 2, k_max).
-    OneStep,
-    /// k = the largest power of two whose chained defect is <= tau, else 1.
-    Chained,
-}
-
-impl Policy {
-    /// The config/CLI spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::OneStep => "one_step",
-            Policy::Chained => "chained",
-        }
-    }
-
-    /// Parse the config/CLI spelling.
-    pub fn parse(s: &str) -> Result<Policy, ConfigError> {
-        match s {
-            "one_step" => Ok(Policy::OneStep),
-            "chained" => Ok(Policy::Chained),
-            _ => Err(ConfigError::new("policy", format!("must be one_step or chained (got {s:?})"))),
-        }
-    }
-}
+pub use crate::idea::policy::Policy;
 
 /// Everything that determines a bench run. Field names are the report's `config` keys.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,8 +7,8 @@
 
 pub mod config;
 pub mod error;
+pub mod idea;
 pub mod mechanism;
-pub mod policy;
 pub mod progress;
 pub mod report;
 pub mod stats;

@@ -1,6 +1,29 @@
 //! Interval policies of the idea arm: from a probe's defects to a checkpoint interval k.
 
-use crate::config::Policy;
+use serde::{Deserialize, Serialize};
+
+/// How the idea arm picks its checkpoint interval k from a probe (spec §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// k from the one-step defect: 1 above tau, else clamp(floor(tau / defect), 2, k_max).
+    OneStep,
+    /// k = the largest power of two whose chained defect is <= tau, else 1.
+    Chained,
+}
+
+impl Policy {
+    /// The config/CLI spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::OneStep => "one_step",
+            Policy::Chained => "chained",
+        }
+    }
+
+    /// Every policy, in the order the page and the CLI list them.
+    pub const ALL: [Policy; 2] = [Policy::OneStep, Policy::Chained];
+}
 
 /// k from the one-step defect: 1 if defect > tau, else clamp(floor(tau / defect), 2, k_max).
 /// A non-finite defect means reversal cannot be trusted: k = 1.
