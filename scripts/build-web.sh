@@ -27,8 +27,8 @@ echo "== building the charts (page) wasm"
 cargo build --profile "$PROFILE" --target "$TARGET" --lib -p rdbench-charts
 
 mkdir -p "$OUT"
-# The name section (3.8 MB) is dropped from the served engine; cargo's output keeps it for the
-# command_export check (tests/wasm_binary.rs).
+# The name section (3.8 MB) is dropped from the served engine (cargo's output keeps it, for
+# profiling).
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$OUT" "$CARGO_TARGET_DIR/$TARGET/$PROFILE/rdbench.wasm"
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$OUT" "$CARGO_TARGET_DIR/$TARGET/$PROFILE/rdbench_charts.wasm"
 
