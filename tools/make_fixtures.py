@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Generate the reference fixtures the Rust tests compare against.
 
-Run once (needs torch, scipy, numpy):  python3 tools/make_fixtures.py
-Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy}.json. CI does not run this: the
-outputs are committed. Versions used are recorded in each file.
+Run once (needs torch, scipy, numpy):  python3 tools/make_fixtures.py [NAME ...]
+Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch}.json, or only
+the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
+fixture does not rewrite the committed others. CI does not run this: the outputs are
+committed. Versions used are recorded in each file.
 """
+import argparse
+import copy
 import json
 import os
 
@@ -124,9 +128,198 @@ def stats_fixture():
     return {"cases": out, "spearman": spear, "normal_sf": normal_sf}
 
 
+def pendulum_batch(rng, n, steps):
+    """Inputs s_0..s_{steps-1} and targets s_1..s_steps of `n` damped-pendulum trajectories as
+    in spec §1 (w0^2 = 4, gamma = 0.1, RK4 at 0.01 s, observed every 0.1 s, s = (theta, omega) / pi)."""
+    def deriv(s):
+        return np.stack([s[:, 1], -4.0 * np.sin(s[:, 0]) - 0.1 * s[:, 1]], axis=1)
+
+    s = np.stack([rng.uniform(-0.75 * np.pi, 0.75 * np.pi, n), rng.uniform(-1, 1, n)], axis=1)
+    obs = [s]
+    for _ in range(steps):
+        for _ in range(10):
+            k1 = deriv(s)
+            k2 = deriv(s + 0.005 * k1)
+            k3 = deriv(s + 0.005 * k2)
+            k4 = deriv(s + 0.01 * k3)
+            s = s + 0.01 / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        obs.append(s)
+    traj = np.stack(obs, axis=1) / np.pi  # [n, steps + 1, 2]
+    return traj[:, :-1], traj[:, 1:]
+
+
+def f32_exact(a):
+    """float64 values that float32 represents exactly: the engine (f32) then starts from the
+    very numbers the reference used, and only arithmetic precision separates the two."""
+    return torch.as_tensor(a, dtype=torch.float64).to(torch.float32).to(torch.float64)
+
+
+def gru_gates(gru, x, g):
+    """r, z, n of torch.nn.GRU's cell at hidden state g, from its weights (gate rows r | z | n)."""
+    H = g.shape[-1]
+    gi = x @ gru.weight_ih_l0.T + gru.bias_ih_l0
+    gh = g @ gru.weight_hh_l0.T + gru.bias_hh_l0
+    r = torch.sigmoid(gi[..., :H] + gh[..., :H])
+    z = torch.sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
+    n = torch.tanh(gi[..., 2 * H:] + r * gh[..., 2 * H:])
+    return r, z, n
+
+
+def gru_reverse(gru, h, x, iters):
+    """Spec §5: from g = h_t, `iters` times: r, z, n at g; g = clamp((h_t - (1 - z) n) / max(z, 0.05), -1, 1).
+    Also counts, over all iterations, the elements where the floor and the clamp acted, so the
+    fixture can show that both shape the result (a test against it then notices either one)."""
+    g = h.clone()
+    floored = clamped = 0
+    for _ in range(iters):
+        _, z, n = gru_gates(gru, x, g)
+        floored += int((z < 0.05).sum())
+        raw = (h - (1 - z) * n) / torch.clamp(z, min=0.05)
+        clamped += int((raw.abs() > 1).sum())
+        g = torch.clamp(raw, -1.0, 1.0)
+    return g, floored, clamped
+
+
+def relative_defect(g, truth):
+    """Spec §5: ||g - h_{t-1}|| / (||h_{t-1}|| + 1e-6), L2 norms over the hidden dimension."""
+    return torch.linalg.vector_norm(g - truth, dim=-1) / (torch.linalg.vector_norm(truth, dim=-1) + 1e-6)
+
+
+def jacobian_norms(gru, truth, h_t, x_t):
+    """At every data point (h_{t-1}, h_t, x_t): spectral norm of the forward step's Jacobian
+    dh_t/dh_{t-1}, and spectral norm and spectral radius of the reversal's fixed-point map
+    g -> clamp((h_t - (1 - z(g)) n(g)) / max(z(g), 0.05), -1, 1) at its true fixed point g = h_{t-1}.
+    A radius > 1 there means the iteration is pushed away from h_{t-1}: it does not contract."""
+    def step(hp, xt):
+        _, z, n = gru_gates(gru, xt, hp)
+        return (1 - z) * n + z * hp
+
+    def fixed_point_map(g, ht, xt):
+        _, z, n = gru_gates(gru, xt, g)
+        return torch.clamp((ht - (1 - z) * n) / torch.clamp(z, min=0.05), -1, 1)
+
+    fwd, fpm_norm, fpm_radius = [], [], []
+    for hp, ht, xt in zip(truth.reshape(-1, truth.shape[-1]), h_t.reshape(-1, h_t.shape[-1]),
+                          x_t.reshape(-1, x_t.shape[-1])):
+        jf = torch.autograd.functional.jacobian(lambda v: step(v, xt), hp)
+        jp = torch.autograd.functional.jacobian(lambda v: fixed_point_map(v, ht, xt), hp)
+        fwd.append(torch.linalg.matrix_norm(jf, ord=2).item())
+        fpm_norm.append(torch.linalg.matrix_norm(jp, ord=2).item())
+        fpm_radius.append(torch.linalg.eigvals(jp).abs().max().item())
+    return np.array(fwd), np.array(fpm_norm), np.array(fpm_radius)
+
+
+def gru_reversal_fixture():
+    """The GRU reversal of spec §5 on a trained nn.GRU whose reversal does not contract, for
+    1, 3 and 20 fixed-point iterations, with the one-step defect (mean and max)."""
+    torch.manual_seed(4)
+    rng = np.random.default_rng(4)
+    F, H, B, T = 2, 6, 4, 12
+    train_steps, train_lr = 300, 0.02
+
+    # Trained weights, the kind the bench's probe meets: nn.GRU + nn.Linear in float64, 300
+    # full-batch Adam steps of one-step prediction on 64 pendulum trajectories of 30 steps.
+    gru = torch.nn.GRU(F, H, batch_first=True).double()
+    lin = torch.nn.Linear(H, F).double()
+    xs, ys = (torch.from_numpy(a) for a in pendulum_batch(rng, 64, 30))
+    opt = torch.optim.Adam(list(gru.parameters()) + list(lin.parameters()), lr=train_lr)
+    losses = []
+    for _ in range(train_steps):
+        opt.zero_grad()
+        loss = torch.mean((lin(gru(xs)[0]) - ys) ** 2)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    x, y = (f32_exact(torch.from_numpy(a)) for a in pendulum_batch(rng, B, T))  # unseen trajectories
+
+    with torch.no_grad():
+        for p in list(gru.parameters()) + list(lin.parameters()):
+            p.copy_(f32_exact(p))
+    # Non-contracting: the fixed-point map must have spectral radius > 1 at the data, so the
+    # iteration does not settle and 1, 3, 19, 20 and 21 iterations all give different states
+    # (a test then pins the count). Training alone gives that here (the trained cell contracts
+    # forward, so its inverse iteration expands); should another torch train a tamer cell,
+    # W_hh is multiplied by 1.25 (rounded to f32 again) until the median radius exceeds 1,
+    # and the factor is recorded.
+    w_hh_scale = 1.0
+    while True:
+        with torch.no_grad():
+            states = f32_exact(gru(x)[0])  # h_1..h_T, [B, T, H]
+        # Reverse every step t = 2..T at once, rows ordered (t, b) as the engine's probe does.
+        h_t = states[:, 1:].transpose(0, 1)      # [T-1, B, H]: h_2..h_T
+        x_t = x[:, 1:].transpose(0, 1)           # x_2..x_T
+        truth = states[:, :-1].transpose(0, 1)   # h_1..h_{T-1}
+        fwd, fpm_norm, fpm_radius = jacobian_norms(gru, truth, h_t, x_t)
+        if np.median(fpm_radius) > 1.0:
+            break
+        with torch.no_grad():
+            gru.weight_hh_l0.copy_(f32_exact(gru.weight_hh_l0 * 1.25))
+        w_hh_scale *= 1.25
+
+    with torch.no_grad():
+        # The hand-written gates are torch's cell: they rebuild nn.GRU's states.
+        h_prev = torch.cat([torch.zeros(B, 1, H, dtype=torch.float64), states[:, :-1]], 1)
+        _, z, n = gru_gates(gru, x, h_prev)
+        assert torch.max(torch.abs((1 - z) * n + z * h_prev - states)) < 1e-6
+        reversals = {}
+        for iters in (1, 3, 20):
+            g, floored, clamped = gru_reverse(gru, h_t, x_t, iters)
+            # The same reversal in float32, to size the tolerance of an f32 engine against it.
+            g32, _, _ = gru_reverse(copy.deepcopy(gru).float(), h_t.float(), x_t.float(), iters)
+            d = relative_defect(g, truth)
+            reversals[str(iters)] = {
+                "reversed": tolist(g),
+                "defect_mean": d.mean().item(), "defect_max": d.max().item(),
+                "floor_active": floored, "clamp_active": clamped,
+                "float32_max_abs_gap": torch.max(torch.abs(g32.double() - g)).item(),
+            }
+        # Neighbouring counts land elsewhere: how far 19 and 21 iterations are from 20.
+        g20 = gru_reverse(gru, h_t, x_t, 20)[0]
+        count_gap = min(torch.max(torch.abs(gru_reverse(gru, h_t, x_t, i)[0] - g20)).item() for i in (19, 21))
+    assert all(r["floor_active"] > 0 and r["clamp_active"] > 0 for k, r in reversals.items() if k != "1")
+    assert reversals["1"]["floor_active"] > 0
+    return {
+        "F": F, "H": H, "B": B, "T": T,
+        "about": "rnn_small's reversal (spec §5) from each true h_t, t = 2..T. reversals[iters].reversed[t-2][b] "
+                 "is the rebuilt h_{t-1} of trajectory b; states[b][t-1] is the true h_t (torch float64, "
+                 "rounded to float32 like the weights and x, so an f32 engine starts from the same numbers).",
+        "training": {"task": "one-step prediction, damped pendulum of spec §1, 64 trajectories x 30 steps",
+                     "optimizer": "Adam, full batch", "steps": train_steps, "lr": train_lr,
+                     "loss_first": losses[0], "loss_last": losses[-1]},
+        "non_contracting": {
+            "w_hh_scale": w_hh_scale,
+            "forward_jacobian_spectral_norm": {"min": fwd.min(), "median": float(np.median(fwd)), "max": fwd.max()},
+            "fixed_point_map_spectral_norm": {"min": fpm_norm.min(), "median": float(np.median(fpm_norm)),
+                                              "max": fpm_norm.max()},
+            "fixed_point_map_spectral_radius": {"min": fpm_radius.min(), "median": float(np.median(fpm_radius)),
+                                                "max": fpm_radius.max()},
+            "max_abs_gap_20_vs_19_or_21_iters": count_gap,
+        },
+        "weight_ih": tolist(gru.weight_ih_l0), "weight_hh": tolist(gru.weight_hh_l0),
+        "bias_ih": tolist(gru.bias_ih_l0), "bias_hh": tolist(gru.bias_hh_l0),
+        "out_weight": tolist(lin.weight), "out_bias": tolist(lin.bias),
+        "x": tolist(x), "y": tolist(y), "states": tolist(states),
+        "reversals": reversals,
+    }
+
+
+FIXTURES = {
+    "gru_torch": gru_fixture,
+    "adam_torch": adam_fixture,
+    "stats_scipy": stats_fixture,
+    "gru_reversal_torch": gru_reversal_fixture,
+}
+
+
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", metavar="NAME",
+                    help="fixtures to write (default: all): " + ", ".join(FIXTURES))
+    names = ap.parse_args().names or list(FIXTURES)
+    unknown = [n for n in names if n not in FIXTURES]
+    if unknown:
+        ap.error(f"unknown fixture(s) {unknown}; known: {', '.join(FIXTURES)}")
     os.makedirs(OUT, exist_ok=True)
-    dump("gru_torch.json", gru_fixture())
-    dump("adam_torch.json", adam_fixture())
-    dump("stats_scipy.json", stats_fixture())
-    print("wrote", sorted(os.listdir(OUT)))
+    for name in names:
+        dump(name + ".json", FIXTURES[name]())
+    print("wrote", [n + ".json" for n in names])
