@@ -125,7 +125,8 @@ pub struct RunRecord {
     pub wall_time_s: f64,
     /// Runs trained together with this one (they share the wall time).
     pub population: usize,
-    /// Idea arm: mean stored hidden states per minibatch.
+    /// Idea arm: mean hidden states the checkpointed pass really stored per minibatch, over
+    /// the minibatches before the run diverged.
     pub mean_stored_states: Option<f64>,
     /// Idea arm: every probe.
     pub probes: Vec<ProbeRecord>,

@@ -248,7 +248,8 @@ impl DropReason {
     }
 }
 
-/// Memory of the idea arm's backward pass against dense BPTT (idea full runs).
+/// Memory of the idea arm's backward pass against dense BPTT (idea full runs that did not
+/// diverge: a diverged run's count stops early and would skew the mean).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
     /// Mean stored hidden states per minibatch.
