@@ -95,15 +95,35 @@ impl Bench<'_> {
     }
 }
 
-/// Run the whole bench on `backend`. Runs in `prior` (from an interrupted bench) are
-/// reused instead of retrained, population by population, where they are the same
-/// computation (see `RunRecord::is_run`).
+/// What the phases produced: every run, and where and when they ran.
+#[derive(Debug)]
+pub struct Ran {
+    /// Every run of the bench, sweep then full, baseline before idea.
+    pub runs: Vec<RunRecord>,
+    /// The environment (its `run_backends` is filled by `report::build`).
+    pub environment: Environment,
+}
+
+/// Run the whole bench on `backend` and build its report.
 pub async fn run_bench(
     cfg: &BenchConfig,
     backend: &Backend,
     prior: &[RunRecord],
     host: &mut dyn Host,
 ) -> Result<Report, Stopped> {
+    let ran = run_phases(cfg, backend, prior, host).await?;
+    Ok(crate::report::build(cfg, ran.runs, Some(ran.environment)))
+}
+
+/// Run the protocol's phases on `backend`: each arm's sweep, its best lr, the full runs.
+/// Runs in `prior` (from an interrupted bench) are reused instead of retrained, population
+/// by population, where they are the same computation (see `RunRecord::is_run`).
+pub async fn run_phases(
+    cfg: &BenchConfig,
+    backend: &Backend,
+    prior: &[RunRecord],
+    host: &mut dyn Host,
+) -> Result<Ran, Stopped> {
     let stop = |reason: EngineError, runs: &[RunRecord]| Stopped { reason, runs: runs.to_vec() };
     cfg.validate().map_err(|e| stop(e.into(), &[]))?;
     let track = track::by_name(&cfg.track).expect("validated");
@@ -166,5 +186,5 @@ pub async fn run_bench(
         run_backends: IndexMap::new(), // filled from the runs by `build`
         reused_runs: bench.reused,
     };
-    Ok(crate::report::build(cfg, runs, Some(environment)))
+    Ok(Ran { runs, environment })
 }
