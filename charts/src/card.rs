@@ -120,3 +120,24 @@ pub fn card(r: &Report) -> Card {
         warnings: r.warnings.clone().unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdbench::idea::mechanism::{MechanismCondition, judge};
+
+    #[test]
+    fn conditions_come_from_the_mechanism_table() {
+        let text = include_str!("../../www/examples/seed_bench_report.json");
+        let mut r = Report::from_json(text).unwrap();
+        // No probes: every condition fails, in the table's order.
+        r.mechanism = Some(judge(&[], 0.08, "one_step").1);
+        let c = card(&r);
+        let letters: Vec<&str> = c.conditions.iter().map(|c| c.letter.as_str()).collect();
+        assert_eq!(letters, ["a", "b", "c", "d"]);
+        assert!(c.conditions.iter().all(|c| !c.holds));
+        assert_eq!(c.conditions[2].describe, MechanismCondition::LowDefectCosine.describe());
+        assert_eq!(c.verdict, Verdict::NoSignificantWin);
+        assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], "no significant win");
+    }
+}
