@@ -8,8 +8,10 @@ use burn::tensor::{Tensor, TensorData};
 use common::*;
 use rdbench::idea::probe::{cosine_of_sums, grad_dot_sums};
 use rdbench::model::{Gru, RecurrentModel};
+use rdbench::track::{Pendulum, Track};
+use rdbench::train::batch::DeviceData;
 use rdbench::train::dense::{eval_mse, mse};
-use rdbench::train::read_f32;
+use rdbench::train::{init_population, read_f32};
 
 fn filled(v: f32, a: usize, b: usize) -> Tensor<3> {
     Tensor::from_data(TensorData::new(vec![v; a * b], [1, a, b]), &device())
@@ -46,4 +48,33 @@ fn gradient_cosine_adds_parameters_in_f64() {
     // All in f32 (the old way) rounds |a|^2 to 2^28 and gives 1 - 2^-24.
     let f32_cos = ((2f32.powi(28) - 16.0) / (2f32.powi(28) + 16.0).sqrt().powi(2)) as f64;
     assert!((f32_cos - exact).abs() > 1e-8, "{f32_cos}");
+}
+
+#[test]
+fn eval_mse_of_real_runs_matches_an_f64_reference() {
+    // Eight freshly initialised runs on the 200 test trajectories (32000 squared errors
+    // per run). Reference: the device's f32 predictions read back, errors summed in f64.
+    let data = Pendulum::default().generate(0);
+    let batch = DeviceData::new(&data.test, &device()).all(8, data.test.n);
+    let model = Gru::new(2, 32, 2);
+    let (params, _) = init_population(&model, &(0..8).collect::<Vec<u64>>(), &device());
+    let [r, tb, f] = batch.y_all.dims();
+    let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device());
+    let mut preds = Vec::new();
+    for x in &batch.xs {
+        h = model.step(&params, h, x.clone());
+        preds.push(model.readout(&params, h.clone(), x.clone()));
+    }
+    let pred = read(Tensor::cat(preds, 1));
+    let y = read(batch.y_all.clone());
+    let per_run = tb * f;
+    let reference: Vec<f64> = (0..r)
+        .map(|i| (i * per_run..(i + 1) * per_run).map(|j| (pred[j] - y[j]).powi(2)).sum::<f64>() / per_run as f64)
+        .collect();
+    let ours = futures::executor::block_on(eval_mse(&model, &params, &batch)).unwrap();
+    let old = read(mse(&model, &params, &batch));
+    let rel = |a: f64, b: f64| (a - b).abs() / b;
+    let worst = |v: &[f64]| v.iter().zip(&reference).map(|(a, b)| rel(*a, *b)).fold(0.0, f64::max);
+    eprintln!("worst relative error: host f64 {:.2e}, device f32 {:.2e}", worst(&ours), worst(&old));
+    assert!(worst(&ours) < 3e-7, "host f64 sum: {:.2e}", worst(&ours));
 }
