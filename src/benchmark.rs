@@ -2,12 +2,13 @@
 //! (counting allocator), and the wall time of one training run per arm.
 
 use crate::alloc_count::peak_during;
+use crate::config::BenchConfig;
+use crate::idea::checkpointed::checkpointed_grads;
 use crate::model::{self, RecurrentModel};
-use crate::probe::ProbeSettings;
 use crate::progress::{Arm, Phase, Quiet, RunSpec};
+use crate::protocol::rule_for;
 use crate::track::{self, Track};
 use crate::train::batch::{Batch, DeviceData};
-use crate::train::checkpointed::checkpointed_grads;
 use crate::train::dense::dense_grads;
 use crate::train::{Tally, TrainSettings, init_population, train_population};
 use clap::Args;
@@ -110,22 +111,15 @@ pub fn run(args: &BenchArgs) -> i32 {
         println!("\nwall time of one training run (15 epochs, 400 trajectories, population 1)");
         let eval = DeviceData::new(&data.test, device);
         for arm in [Arm::Baseline, Arm::Idea] {
-            let settings = TrainSettings {
-                epochs: 15,
-                batch_size: 32,
-                probe: (arm == Arm::Idea).then_some(ProbeSettings {
-                    tau: 0.08,
-                    k_max: 16,
-                    policy: crate::config::Policy::OneStep,
-                    reversal_iters: 20,
-                    batch_size: 32,
-                }),
-            };
+            let cfg = BenchConfig { epochs: 15, batch_size: 32, lrs: vec![0.01], ..BenchConfig::default() };
+            let settings =
+                TrainSettings { epochs: 15, batch_size: 32, backend: backend.name.clone(), run_hash: cfg.run_hash() };
+            let mut rule = rule_for(arm, &cfg);
             let spec = [RunSpec { arm, phase: Phase::Full, lr: 0.01, seed: 0 }];
-            let mut tally = Tally { start: Instant::now(), runs_done: 0, runs_total: 1, work_done: 0, work_total: 1 };
+            let mut tally = Tally::new(1, 1);
             let t0 = Instant::now();
             let rec = futures::executor::block_on(train_population(
-                &model, &spec, &train, &eval, &settings, device, &mut Quiet, &mut tally,
+                &model, &spec, &train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
             ));
             match rec {
                 Ok(r) => println!("  {arm:?}: {:.1} s, test MSE {:?}", t0.elapsed().as_secs_f64(), r[0].metric),

@@ -1,14 +1,14 @@
 //! Reversal-defect adaptive checkpointing bench.
 //!
-//! The pipeline: [`track`] → `model` → `train` → `probe` → `protocol` → [`stats`] →
-//! [`report`]. Two thin doors drive it: the native CLI (`src/main.rs`, `cli`) and the wasm
+//! The pipeline: [`track`] → `model` → `train` (with an arm's `GradientRule`: the baseline's
+//! in `train`, the idea's in [`idea`]) → `protocol` (phases → runs) → [`report`] (runs →
+//! report, with [`stats`]). Imports point down that list only. Two thin doors drive it: the native CLI (`src/main.rs`, `cli`) and the wasm
 //! bindings of the browser worker (`wasm`). Without the `engine` feature (no burn) the crate
 //! is just the report, statistics and config types, which the page's chart module uses.
 
 pub mod config;
 pub mod error;
 pub mod idea;
-pub mod mechanism;
 pub mod messages;
 pub mod model;
 pub mod progress;
@@ -19,8 +19,6 @@ pub mod track;
 
 #[cfg(feature = "engine")]
 pub mod backend;
-#[cfg(feature = "engine")]
-pub mod probe;
 #[cfg(feature = "engine")]
 pub mod protocol;
 #[cfg(feature = "engine")]

@@ -16,6 +16,16 @@ pub enum Arm {
     Idea,
 }
 
+impl Arm {
+    /// The report's spelling ("baseline", "idea").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arm::Baseline => "baseline",
+            Arm::Idea => "idea",
+        }
+    }
+}
+
 /// The protocol's two phases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,6 +34,16 @@ pub enum Phase {
     Sweep,
     /// Paired seeds at the best lr, scored on the test set.
     Full,
+}
+
+impl Phase {
+    /// The report's spelling ("sweep", "full").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Sweep => "sweep",
+            Phase::Full => "full",
+        }
+    }
 }
 
 /// One run to train.
@@ -105,10 +125,30 @@ pub struct RunRecord {
     pub wall_time_s: f64,
     /// Runs trained together with this one (they share the wall time).
     pub population: usize,
-    /// Idea arm: mean stored hidden states per minibatch.
+    /// Idea arm: mean hidden states the checkpointed pass really stored per minibatch, over
+    /// the minibatches before the run diverged.
     pub mean_stored_states: Option<f64>,
     /// Idea arm: every probe.
     pub probes: Vec<ProbeRecord>,
+    /// The backend that trained it (`Backend::name`, e.g. "cpu-flex"); empty in older reports.
+    #[serde(default)]
+    pub backend: String,
+    /// `BenchConfig::run_hash` of the config it was trained under; empty in older reports.
+    /// With arm, phase, lr, seed and backend it decides whether a resumed bench may reuse it.
+    #[serde(default)]
+    pub run_hash: String,
+}
+
+impl RunRecord {
+    /// Whether this record is the run `spec` would train on `backend` under `run_hash`.
+    pub fn is_run(&self, spec: &RunSpec, backend: &str, run_hash: &str) -> bool {
+        self.arm == spec.arm
+            && self.phase == spec.phase
+            && self.lr == spec.lr
+            && self.seed == spec.seed
+            && self.backend == backend
+            && self.run_hash == run_hash
+    }
 }
 
 /// Progress of the bench, sent after every training step.

@@ -24,6 +24,15 @@ pub fn render(r: &Report) -> String {
         env.map_or("?".into(), |e| e.backend.clone()),
         env.map_or("?".into(), |e| format!("{:.1} s", e.wall_time_s))
     );
+    if let Some(e) = env.filter(|e| e.reused_runs > 0 || e.run_backends.len() > 1) {
+        let backends: Vec<String> = e.run_backends.iter().map(|(b, n)| format!("{b} {n}")).collect();
+        let _ = writeln!(
+            s,
+            "runs reused from an interrupted bench: {}; runs per backend: {}",
+            e.reused_runs,
+            backends.join(", ")
+        );
+    }
     let _ = writeln!(s, "\nlr sweep (mean validation MSE)   baseline       idea");
     for e in &r.baseline.sweep {
         let key = crate::config::BenchConfig::lr_key(e.cfg.lr);
@@ -62,14 +71,11 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(s, "std    {:<13} {:<13}", num(r.baseline.full.std), num(r.idea.std));
 
     let c = &r.comparison;
-    let method = r.statistics.as_ref().and_then(|st| st.p_value_method.as_ref()).map_or("".into(), |m| match m {
-        crate::stats::permutation::SignFlipMethod::Exact { assignments } => {
-            format!(" (exact, {assignments} sign assignments)")
-        }
-        crate::stats::permutation::SignFlipMethod::MonteCarlo { permutations, .. } => {
-            format!(" (Monte Carlo, {permutations} sign vectors)")
-        }
-    });
+    let method = r
+        .statistics
+        .as_ref()
+        .and_then(|st| st.p_value_method.as_ref())
+        .map_or("".into(), |m| format!(" ({})", m.describe()));
     let _ = writeln!(s, "\nsign-flip p = {}{method}", c.p_value.map_or("null".into(), |p| format!("{p:.6}")));
     if let Some(st) = &r.statistics {
         if let Some(w) = &st.wilcoxon {
@@ -79,14 +85,12 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "bootstrap 95% CI of delta_mean = [{lo:.6}, {hi:.6}]");
         }
         let _ = writeln!(s, "effect size d_z = {}", num(st.effect_size_dz));
+        if !st.dropped_pairs.is_empty() {
+            let _ = writeln!(s, "pairs left out: {} (see warnings)", st.dropped_pairs.len());
+        }
     }
-    let _ = writeln!(
-        s,
-        "verdict: {} (idea wins {}/{} pairs)",
-        c.verdict.to_uppercase(),
-        c.idea_wins,
-        c.per_seed_diffs.len()
-    );
+    let _ =
+        writeln!(s, "verdict: {} (idea wins {}/{} pairs)", c.verdict.as_str().to_uppercase(), c.idea_wins, c.n_pairs);
 
     let m = &r.mechanism_signature;
     let _ = writeln!(s, "\nmechanism: {} — {}", if m.confirmed { "CONFIRMED" } else { "not confirmed" }, m.prediction);
@@ -97,13 +101,8 @@ pub fn render(r: &Report) -> String {
         num(m.observed_mean_checkpoints)
     );
     if let Some(d) = &r.mechanism {
-        for (l, cnd) in [
-            ("a", &d.a_both_regimes),
-            ("b", &d.b_spearman_positive),
-            ("c", &d.c_low_defect_cosine),
-            ("d", &d.d_high_defect_needs_dense),
-        ] {
-            let _ = writeln!(s, "  ({l}) {} {}", tick(cnd.holds), cnd.detail);
+        for (cond, judged) in d.conditions() {
+            let _ = writeln!(s, "  ({}) {} {}", cond.letter(), tick(judged.holds), judged.detail);
         }
     }
     let _ = writeln!(s, "  {}", m.low_defect_checkpoint_relation);

@@ -1,13 +1,13 @@
-//! The idea's checkpointed backward pass: equal to autodiff BPTT at k = 1, storing
+//! The idea's checkpointed backward pass (`idea::checkpointed`): equal to autodiff BPTT at k = 1, storing
 //! ceil(T/k) + 1 states at interval k, and per-run intervals inside one population.
 
 mod common;
 use burn::tensor::Tensor;
 use common::*;
+use rdbench::idea::checkpointed::checkpointed_grads;
 use rdbench::model::Gru;
 use rdbench::track::{Pendulum, Track};
 use rdbench::train::batch::{Batch, DeviceData};
-use rdbench::train::checkpointed::checkpointed_grads;
 use rdbench::train::dense::dense_grads;
 use rdbench::train::init_population;
 

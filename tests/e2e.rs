@@ -1,12 +1,14 @@
 //! End to end: a tiny bench produces a report with the seed report's key paths in the seed's
 //! order, which `validate` accepts and which round-trips through serde; the same config gives
-//! the same numbers again; a huge lr is reported as divergence; the reference report loads.
+//! the same numbers again; a huge lr is reported as divergence; the reference report loads;
+//! a resumed bench reuses exactly the matching runs and gives the uninterrupted report.
 
 use rdbench::backend;
 use rdbench::config::BenchConfig;
 use rdbench::progress::{Event, Host, Quiet, RunRecord};
 use rdbench::protocol::run_bench;
-use rdbench::report::{Report, validate_json};
+use rdbench::report::{ProblemKind, Report, validate_json};
+use rdbench::stats::Verdict;
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -102,13 +104,15 @@ fn validate_names_what_is_wrong() {
         validate_json(&serde_json::to_string(&v).unwrap()).unwrap_err()
     };
     let p = bad(&|v| v["comparison"]["per_seed_diffs"][2] = Value::from(0.5));
-    assert!(p.iter().any(|p| p.path == "comparison.per_seed_diffs[2]"), "{p:?}");
+    assert!(p.iter().any(|p| p.path == "comparison.per_seed_diffs[2]" && p.kind == ProblemKind::Arithmetic), "{p:?}");
+    let p = bad(&|v| v["comparison"]["verdict"] = Value::from("a win"));
+    assert!(p.iter().any(|p| p.kind == ProblemKind::Schema && p.message.contains("comparison.verdict")), "{p:?}");
     let p = bad(&|v| v["comparison"]["verdict"] = Value::from("significant win"));
     assert!(p.iter().any(|p| p.path == "comparison.verdict"), "{p:?}");
     let p = bad(&|v| {
         v.as_object_mut().unwrap().remove("n_seeds");
     });
-    assert!(p.iter().any(|p| p.path == "n_seeds" && p.message == "missing key"), "{p:?}");
+    assert!(p.iter().any(|p| p.path == "n_seeds" && p.kind == ProblemKind::Structure), "{p:?}");
     let p = bad(&|v| v["baseline"]["full"]["n"] = Value::from("eight"));
     assert!(p.iter().any(|p| p.message.contains("baseline.full.n")), "{p:?}");
     let p = bad(&|v| v["idea"]["std"] = Value::from(1.0));
@@ -120,8 +124,9 @@ fn validate_names_what_is_wrong() {
         1,
     );
     let p = validate_json(&text).unwrap_err();
-    assert!(p[0].message.contains("out of order"), "{p:?}");
-    assert!(validate_json("{not json").unwrap_err()[0].message.contains("not valid JSON"));
+    assert!(p[0].message.contains("out of order") && p[0].kind == ProblemKind::Structure, "{p:?}");
+    let p = validate_json("{not json").unwrap_err();
+    assert!(p[0].message.contains("not valid JSON") && p[0].kind == ProblemKind::NotJson, "{p:?}");
 }
 
 #[test]
@@ -146,10 +151,13 @@ fn huge_lr_is_reported_as_divergence() {
     assert_eq!(r.baseline.full.mean, None);
     assert_eq!(r.baseline.full.per_seed, vec![None, None]);
     assert_eq!(r.comparison.n_pairs, 0);
-    assert_eq!(r.comparison.verdict, "no significant win");
+    assert_eq!(r.comparison.verdict, Verdict::NoSignificantWin);
     let warnings = r.warnings.as_ref().unwrap();
-    assert_eq!(warnings.len(), runs.len());
+    assert_eq!(warnings.len(), runs.len() + 1, "one per diverged run and one for the dropped pairs");
     assert!(warnings[0].contains("diverged"));
+    assert!(warnings[runs.len()].contains("2 of 2 pairs left out"), "{warnings:?}");
+    let dropped = &r.statistics.as_ref().unwrap().dropped_pairs;
+    assert!(dropped.iter().all(|d| d.reason == rdbench::report::DropReason::BothDiverged) && dropped.len() == 2);
     validate_json(&r.to_json()).unwrap_or_else(|p| panic!("{p:?}"));
 }
 
@@ -181,7 +189,49 @@ fn cancel_keeps_finished_runs_and_they_can_be_reused() {
     assert_eq!(stopped.reason, rdbench::error::EngineError::Cancelled);
     assert_eq!(stopped.runs.len(), 2);
     assert_eq!(host.finished, 2);
-    // Resuming with those runs reuses them and gives the uninterrupted report.
+    assert!(stopped.runs.iter().all(|r| r.backend == "cpu-flex" && r.run_hash == cfg.run_hash()));
+    // Resuming with those runs reuses them and gives the uninterrupted report: the whole
+    // report, except what measures time (environment's started_at, wall_time_s and
+    // phase_wall_time_s, and each run's wall_time_s) and the count of reused runs.
     let resumed = futures::executor::block_on(run_bench(&cfg, &b, &stopped.runs, &mut Quiet)).unwrap();
-    assert_eq!(resumed.comparison, tiny_report().comparison);
+    assert_eq!(resumed.environment.as_ref().unwrap().reused_runs, 2);
+    assert_eq!(tiny_report().environment.as_ref().unwrap().reused_runs, 0);
+    assert_eq!(untimed(&resumed), untimed(tiny_report()));
+}
+
+/// The report as JSON without its timing fields and the reused-run count.
+fn untimed(r: &Report) -> Value {
+    let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();
+    let env = v["environment"].as_object_mut().unwrap();
+    for k in ["started_at", "wall_time_s", "phase_wall_time_s", "reused_runs"] {
+        assert!(env.remove(k).is_some(), "environment.{k}");
+    }
+    for run in v["runs"].as_array_mut().unwrap() {
+        run.as_object_mut().unwrap().remove("wall_time_s").unwrap();
+    }
+    v
+}
+
+#[test]
+fn prior_runs_of_another_backend_or_config_are_not_reused() {
+    let cfg = tiny();
+    let b = backend::cpu("flex").unwrap();
+    let mut host = CancelAfter { steps: 25, finished: 0 };
+    let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
+    // The same runs, labelled as another backend's or another config's, are retrained.
+    for edit in [
+        (|r: &mut RunRecord| r.backend = "webgpu".into()) as fn(&mut RunRecord),
+        |r: &mut RunRecord| r.run_hash = "0000000000000000".into(),
+        |r: &mut RunRecord| r.run_hash.clear(),
+    ] {
+        let mut prior = stopped.runs.clone();
+        prior.iter_mut().for_each(|r| {
+            edit(r);
+            r.metric = Some(123.0); // would show in the report if reused
+        });
+        let r = futures::executor::block_on(run_bench(&cfg, &b, &prior, &mut Quiet)).unwrap();
+        assert_eq!(r.environment.as_ref().unwrap().reused_runs, 0);
+        assert!(r.runs.as_ref().unwrap().iter().all(|x| x.metric != Some(123.0)));
+        assert_eq!(r.environment.as_ref().unwrap().run_backends.get("cpu-flex"), Some(&8));
+    }
 }

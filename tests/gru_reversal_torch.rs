@@ -14,7 +14,7 @@ use burn::tensor::Tensor;
 use common::*;
 use rdbench::idea::policy::Policy;
 use rdbench::model::{Gru, RecurrentModel};
-use rdbench::probe::{ProbeSettings, probe};
+use rdbench::idea::probe::{ProbeSettings, probe};
 use rdbench::train::batch::Batch;
 use serde_json::Value;
 

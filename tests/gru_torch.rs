@@ -4,8 +4,8 @@
 
 mod common;
 use common::*;
+use rdbench::idea::checkpointed::checkpointed_grads;
 use rdbench::model::{Gru, RecurrentModel};
-use rdbench::train::checkpointed::checkpointed_grads;
 use rdbench::train::dense::{dense_grads, hidden_states, mse};
 
 const TOL: f64 = 1e-5;

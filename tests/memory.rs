@@ -5,10 +5,10 @@
 mod common;
 use common::*;
 use rdbench::alloc_count::{Counting, peak_during};
+use rdbench::idea::checkpointed::checkpointed_grads;
 use rdbench::model::Gru;
 use rdbench::track::{Pendulum, Track};
 use rdbench::train::batch::DeviceData;
-use rdbench::train::checkpointed::checkpointed_grads;
 use rdbench::train::init_population;
 
 #[global_allocator]

@@ -1,31 +1,58 @@
-//! A population of R runs gives the same per-run numbers as R populations of one.
+//! A population of R runs gives the same per-run numbers as R populations of one; the
+//! epoch loss is the mean over trajectories (a smaller last batch weighs less).
 
 mod common;
 use common::*;
-use rdbench::config::Policy;
+use rdbench::config::{BenchConfig, Policy};
 use rdbench::model::Gru;
-use rdbench::probe::ProbeSettings;
-use rdbench::progress::{Arm, Phase, Quiet, RunRecord, RunSpec};
+use rdbench::progress::{Arm, Event, Host, Phase, Quiet, RunRecord, RunSpec};
+use rdbench::protocol::rule_for;
 use rdbench::track::{Pendulum, Track};
 use rdbench::train::batch::DeviceData;
 use rdbench::train::{Tally, TrainSettings, train_population};
 
-fn train(specs: &[RunSpec], settings: &TrainSettings) -> Vec<RunRecord> {
-    let data = Pendulum { n_train: 64, n_test: 32, ..Pendulum::default() }.generate(5);
+/// The bench config these populations train under (epochs, batch and idea settings).
+fn cfg() -> BenchConfig {
+    BenchConfig {
+        epochs: 2,
+        batch_size: 16,
+        hidden_size: 16,
+        k_max: 8,
+        reversal_iters: 10,
+        policy: Policy::OneStep,
+        ..BenchConfig::default()
+    }
+}
+
+fn train_with(specs: &[RunSpec], n_train: usize, host: &mut dyn Host) -> Vec<RunRecord> {
+    let cfg = cfg();
+    let data = Pendulum { n_train, n_test: 32, ..Pendulum::default() }.generate(5);
     let (train, eval) = (DeviceData::new(&data.train, &device()), DeviceData::new(&data.test, &device()));
-    let model = Gru::new(2, 16, 2);
-    let mut tally = Tally { start: web_time::Instant::now(), runs_done: 0, runs_total: 1, work_done: 0, work_total: 1 };
+    let model = Gru::new(2, cfg.hidden_size, 2);
+    let settings = TrainSettings {
+        epochs: cfg.epochs,
+        batch_size: cfg.batch_size,
+        backend: "cpu-flex".into(),
+        run_hash: cfg.run_hash(),
+    };
+    let mut rule = rule_for(specs[0].arm, &cfg);
+    let mut tally = Tally::new(1, 1);
     futures::executor::block_on(train_population(
         &model,
         specs,
         &train,
         &eval,
-        settings,
+        &settings,
+        &mut *rule,
         &device(),
-        &mut Quiet,
+        host,
         &mut tally,
     ))
     .unwrap()
+}
+
+fn train(specs: &[RunSpec]) -> Vec<RunRecord> {
+    train_with(specs, 64, &mut Quiet)
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -33,21 +60,13 @@ fn rel(a: f64, b: f64) -> f64 {
 }
 
 fn check(arm: Arm) {
-    let probe = (arm == Arm::Idea).then_some(ProbeSettings {
-        tau: 0.08,
-        k_max: 8,
-        policy: Policy::OneStep,
-        reversal_iters: 10,
-        batch_size: 16,
-    });
-    let settings = TrainSettings { epochs: 2, batch_size: 16, probe };
     let specs: Vec<RunSpec> = [(0.01, 0u64), (0.003, 1), (0.03, 2)]
         .iter()
         .map(|&(lr, seed)| RunSpec { arm, phase: Phase::Full, lr, seed })
         .collect();
-    let together = train(&specs, &settings);
+    let together = train(&specs);
     for (i, spec) in specs.iter().enumerate() {
-        let alone = &train(std::slice::from_ref(spec), &settings)[0];
+        let alone = &train(std::slice::from_ref(spec))[0];
         let t = &together[i];
         assert_eq!((t.lr, t.seed), (alone.lr, alone.seed));
         let (a, b) = (t.metric.unwrap(), alone.metric.unwrap());
@@ -61,6 +80,7 @@ fn check(arm: Arm) {
             assert!(rel(p.defect_mean.unwrap(), q.defect_mean.unwrap()) < 1e-3);
         }
         assert_eq!(t.mean_stored_states, alone.mean_stored_states);
+        assert_eq!((t.backend.as_str(), t.run_hash.as_str()), ("cpu-flex", cfg().run_hash().as_str()));
     }
 }
 
@@ -72,4 +92,46 @@ fn baseline_population_equals_separate_runs() {
 #[test]
 fn idea_population_equals_separate_runs() {
     check(Arm::Idea);
+}
+
+/// Records every minibatch loss of the first epoch.
+struct Losses(Vec<f64>);
+
+impl Host for Losses {
+    fn event(&mut self, e: &Event) {
+        if let Event::Progress(p) = e
+            && p.epoch == 1
+        {
+            self.0.push(p.losses[0].unwrap());
+        }
+    }
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn epoch_loss_weighs_each_batch_by_its_size() {
+    // 40 trajectories in batches of 16: 16, 16 and a last batch of 8.
+    let spec = RunSpec { arm: Arm::Baseline, phase: Phase::Full, lr: 0.01, seed: 3 };
+    let mut host = Losses(Vec::new());
+    let rec = &train_with(&[spec], 40, &mut host)[0];
+    let l = &host.0;
+    assert_eq!(l.len(), 3);
+    let weighted = (16.0 * l[0] + 16.0 * l[1] + 8.0 * l[2]) / 40.0;
+    let unweighted = (l[0] + l[1] + l[2]) / 3.0;
+    // The data must tell the two apart for this test to mean anything.
+    assert!(rel(weighted, unweighted) > 1e-4, "{weighted} vs {unweighted}");
+    assert!(rel(rec.loss_curve[0].unwrap(), weighted) < 1e-12, "{:?} vs {weighted}", rec.loss_curve[0]);
+}
+
+#[test]
+fn idea_mean_stored_states_is_what_the_pass_stored() {
+    // T = 80: each minibatch stores ceil(80 / k) + 1 states at its probe's k.
+    let spec = RunSpec { arm: Arm::Idea, phase: Phase::Full, lr: 0.01, seed: 0 };
+    let rec = &train(&[spec])[0];
+    let ks: Vec<usize> = rec.probes.iter().map(|p| p.k).collect();
+    // 64 trajectories in batches of 16: 4 minibatches per epoch, each at the k of the probe before it.
+    let want = ks[..2].iter().map(|&k| 4.0 * (80usize.div_ceil(k) + 1) as f64).sum::<f64>() / 8.0;
+    assert_eq!(rec.mean_stored_states, Some(want), "ks {ks:?}");
 }

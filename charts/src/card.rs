@@ -1,7 +1,7 @@
 //! The verdict card: every number the page shows next to the charts, taken from the report.
 
 use rdbench::report::Report;
-use rdbench::stats::permutation::SignFlipMethod;
+use rdbench::stats::Verdict;
 use serde::Serialize;
 
 /// One mechanism condition as shown.
@@ -9,6 +9,8 @@ use serde::Serialize;
 pub struct CardCondition {
     /// "a".."d".
     pub letter: String,
+    /// What must hold, in one line.
+    pub describe: String,
     /// Whether it holds.
     pub holds: bool,
     /// The measurement behind it.
@@ -18,8 +20,8 @@ pub struct CardCondition {
 /// What the card shows. Numbers are raw report values; the page formats them.
 #[derive(Debug, Serialize, PartialEq)]
 pub struct Card {
-    /// Verdict string.
-    pub verdict: String,
+    /// The verdict (serialised as the report spells it).
+    pub verdict: Verdict,
     /// comparison.system_worked.
     pub system_worked: bool,
     /// Sign-flip p.
@@ -73,29 +75,25 @@ pub struct Card {
 /// The card of `r`.
 pub fn card(r: &Report) -> Card {
     let st = r.statistics.as_ref();
-    let p_method = match st.and_then(|s| s.p_value_method.as_ref()) {
-        Some(SignFlipMethod::Exact { assignments }) => format!("exact, {assignments} sign assignments"),
-        Some(SignFlipMethod::MonteCarlo { permutations, .. }) => format!("Monte Carlo, {permutations} sign vectors"),
-        None => "method not recorded".into(),
-    };
+    let p_method =
+        st.and_then(|s| s.p_value_method.as_ref()).map_or_else(|| "method not recorded".into(), |m| m.describe());
     let conditions = r
         .mechanism
         .as_ref()
         .map(|m| {
-            [
-                ("a", &m.a_both_regimes),
-                ("b", &m.b_spearman_positive),
-                ("c", &m.c_low_defect_cosine),
-                ("d", &m.d_high_defect_needs_dense),
-            ]
-            .iter()
-            .map(|(l, c)| CardCondition { letter: l.to_string(), holds: c.holds, detail: c.detail.clone() })
-            .collect()
+            m.conditions()
+                .map(|(c, judged)| CardCondition {
+                    letter: c.letter().into(),
+                    describe: c.describe().into(),
+                    holds: judged.holds,
+                    detail: judged.detail.clone(),
+                })
+                .collect()
         })
         .unwrap_or_default();
     let env = r.environment.as_ref();
     Card {
-        verdict: r.comparison.verdict.clone(),
+        verdict: r.comparison.verdict,
         system_worked: r.comparison.system_worked,
         p_value: r.comparison.p_value,
         p_method,
@@ -120,5 +118,26 @@ pub fn card(r: &Report) -> Card {
         best_lr_baseline: r.baseline.best_cfg.lr,
         best_lr_idea: r.idea.best_cfg.lr,
         warnings: r.warnings.clone().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdbench::idea::mechanism::{MechanismCondition, judge};
+
+    #[test]
+    fn conditions_come_from_the_mechanism_table() {
+        let text = include_str!("../../www/examples/seed_bench_report.json");
+        let mut r = Report::from_json(text).unwrap();
+        // No probes: every condition fails, in the table's order.
+        r.mechanism = Some(judge(&[], 0.08, "one_step").1);
+        let c = card(&r);
+        let letters: Vec<&str> = c.conditions.iter().map(|c| c.letter.as_str()).collect();
+        assert_eq!(letters, ["a", "b", "c", "d"]);
+        assert!(c.conditions.iter().all(|c| !c.holds));
+        assert_eq!(c.conditions[2].describe, MechanismCondition::LowDefectCosine.describe());
+        assert_eq!(c.verdict, Verdict::NoSignificantWin);
+        assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], "no significant win");
     }
 }

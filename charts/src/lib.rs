@@ -37,12 +37,7 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     match validate_json(text) {
         Ok(report) => Ok(Loaded { report, problems: Vec::new() }),
         Err(problems) => {
-            let structural = problems.iter().any(|p| {
-                p.path.starts_with('(')
-                    || p.message == "missing key"
-                    || p.message.contains("out of order")
-                    || p.message == "expected an object"
-            });
+            let structural = problems.iter().any(|p| p.kind.is_structural());
             if structural {
                 let list: Vec<String> = problems.iter().take(5).map(|p| p.to_string()).collect();
                 let more =

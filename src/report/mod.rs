@@ -1,12 +1,17 @@
 //! `bench_report.json` (spec §6): the seed report's keys in the seed's order, then the
 //! extensions. Every extension is optional so the seed-era report loads with these types.
 
+pub mod build;
+pub mod sweep;
 mod validate;
 
-pub use validate::{Problem, validate_json};
+pub use crate::idea::mechanism::{Condition, MechanismDetail, MechanismSignature, ProbeTrace};
+pub use build::build;
+pub use validate::{Problem, ProblemKind, validate_json};
 
 use crate::config::BenchConfig;
 use crate::progress::RunRecord;
+use crate::stats::Verdict;
 use crate::stats::permutation::SignFlipMethod;
 use crate::stats::wilcoxon::Wilcoxon;
 use indexmap::IndexMap;
@@ -126,11 +131,18 @@ pub struct ArmSummary {
 }
 
 /// The paired comparison.
+///
+/// Everything here is computed over the complete pairs (both runs finite): a pair with a
+/// diverged run has no difference, so it cannot enter a mean difference, a test or a win
+/// count. `statistics.dropped_pairs` lists the pairs left out and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// mean(idea) - mean(baseline); null if a full run diverged.
+    /// mean(idea) - mean(baseline) over the complete pairs (equal to mean(idea) -
+    /// mean(baseline) when no run diverged); null when no pair is complete. The arms' own
+    /// means stay null when one of their runs diverged (spec), this one does not, so that
+    /// the verdict is judged on the same pairs as the p-value.
     pub delta_mean: Option<f64>,
-    /// Pairs where the idea is lower (a diverged run counts as +infinity).
+    /// Complete pairs where the idea is lower (a diverged idea run is never a win).
     pub idea_wins: usize,
     /// Pairs tested (both runs finite).
     pub n_pairs: usize,
@@ -139,24 +151,9 @@ pub struct Comparison {
     /// Two-sided sign-flip p over the tested pairs.
     pub p_value: Option<f64>,
     /// "significant win", "significant loss" or "no significant win".
-    pub verdict: String,
-    /// verdict == "significant win".
+    pub verdict: Verdict,
+    /// [`Verdict::system_worked`] of the verdict.
     pub system_worked: bool,
-}
-
-/// The mechanism signature of spec §5.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MechanismSignature {
-    /// The prediction under test.
-    pub prediction: String,
-    /// Mean over idea full-run seeds of the final probe's defect.
-    pub observed_mean_defect: Option<f64>,
-    /// Mean over idea full-run seeds of the final probe's checkpoint count.
-    pub observed_mean_checkpoints: Option<f64>,
-    /// What the probes show about defect and checkpoints, in words.
-    pub low_defect_checkpoint_relation: String,
-    /// All four conditions hold.
-    pub confirmed: bool,
 }
 
 /// Where and when the bench ran.
@@ -178,6 +175,13 @@ pub struct Environment {
     pub wall_time_s: f64,
     /// Wall time of each phase, seconds.
     pub phase_wall_time_s: IndexMap<String, f64>,
+    /// Runs per backend that trained them: more than one key means the report mixes
+    /// backends (a bench resumed elsewhere). Empty in older reports.
+    #[serde(default)]
+    pub run_backends: IndexMap<String, usize>,
+    /// Runs taken over from an interrupted bench instead of trained again.
+    #[serde(default)]
+    pub reused_runs: usize,
 }
 
 /// Statistics beyond the seed report's.
@@ -197,60 +201,55 @@ pub struct Statistics {
     pub effect_size_dz: Option<f64>,
     /// Significance level.
     pub alpha: f64,
+    /// Pairs left out of the comparison because a run diverged, in seed order.
+    #[serde(default)]
+    pub dropped_pairs: Vec<DroppedPair>,
 }
 
-/// One mechanism condition.
+/// A pair left out of the comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Condition {
-    /// Whether it holds.
-    pub holds: bool,
-    /// The measured value(s) behind it, in words.
-    pub detail: String,
-    /// The number it is judged on (null when there is none).
-    pub value: Option<f64>,
-}
-
-/// The probe trace of one idea full-run seed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProbeTrace {
-    /// Seed.
+pub struct DroppedPair {
+    /// The pair's seed.
     pub seed: u64,
-    /// One-step defect mean per probe.
-    pub defect: Vec<Option<f64>>,
-    /// Interval chosen per probe.
-    pub k: Vec<usize>,
-    /// Checkpoint count per probe.
-    pub checkpoints: Vec<usize>,
-    /// Gradient cosine at the chosen k per probe.
-    pub grad_cos_chosen: Vec<Option<f64>>,
-    /// Gradient cosine at k_max per probe.
-    pub grad_cos_kmax: Vec<Option<f64>>,
+    /// Why.
+    pub reason: DropReason,
 }
 
-/// Conditions (a)–(d) of the signature, which failed, and the traces they were judged on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MechanismDetail {
-    /// Threshold tau.
-    pub tau: f64,
-    /// Policy that drove training.
-    pub policy: String,
-    /// Probes judged (all probes of the idea's full runs).
-    pub n_probes: usize,
-    /// (a) both regimes occur.
-    pub a_both_regimes: Condition,
-    /// (b) Spearman(defect, checkpoints) > 0.
-    pub b_spearman_positive: Condition,
-    /// (c) low-defect probes keep mean cosine at the chosen k >= 0.99.
-    pub c_low_defect_cosine: Condition,
-    /// (d) high-defect probes have mean cosine at k_max < 0.99.
-    pub d_high_defect_needs_dense: Condition,
-    /// Letters of the conditions that failed.
-    pub failed: Vec<String>,
-    /// Per-seed probe traces.
-    pub traces: Vec<ProbeTrace>,
+/// Why a pair has no difference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The baseline run diverged (or is missing).
+    BaselineDiverged,
+    /// The idea run diverged (or is missing).
+    IdeaDiverged,
+    /// Both diverged.
+    BothDiverged,
 }
 
-/// Memory of the idea arm's backward pass against dense BPTT (idea full runs).
+impl DropReason {
+    /// Why the pair of `baseline` and `idea` metrics is dropped; None when it is complete.
+    pub fn of(baseline: Option<f64>, idea: Option<f64>) -> Option<DropReason> {
+        match (baseline, idea) {
+            (Some(_), Some(_)) => None,
+            (None, Some(_)) => Some(DropReason::BaselineDiverged),
+            (Some(_), None) => Some(DropReason::IdeaDiverged),
+            (None, None) => Some(DropReason::BothDiverged),
+        }
+    }
+
+    /// In words, for warnings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DropReason::BaselineDiverged => "the baseline run diverged",
+            DropReason::IdeaDiverged => "the idea run diverged",
+            DropReason::BothDiverged => "both runs diverged",
+        }
+    }
+}
+
+/// Memory of the idea arm's backward pass against dense BPTT (idea full runs that did not
+/// diverge: a diverged run's count stops early and would skew the mean).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
     /// Mean stored hidden states per minibatch.

@@ -1,15 +1,42 @@
 //! Check a report file against the schema: key order of the seed report, types, and the
-//! arithmetic that ties its numbers together. Every problem names its JSON path.
+//! arithmetic that ties its numbers together. Every problem names its JSON path and kind.
 
 use super::Report;
+use super::build::Pairs;
+use super::sweep::best_lr;
+use crate::stats::Verdict;
 use serde_json::Value;
 use std::fmt;
+
+/// What sort of problem a report has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// The text is not JSON.
+    NotJson,
+    /// A seed key is missing or out of order, or a value that must be an object is not.
+    Structure,
+    /// A key the schema does not know (ignored when the report is read).
+    UnknownKey,
+    /// A value has the wrong type or spelling (the report cannot be read).
+    Schema,
+    /// The numbers do not agree with each other (the report can still be read and drawn).
+    Arithmetic,
+}
+
+impl ProblemKind {
+    /// Whether a report with this problem cannot be read as a report at all.
+    pub fn is_structural(self) -> bool {
+        matches!(self, ProblemKind::NotJson | ProblemKind::Structure | ProblemKind::Schema)
+    }
+}
 
 /// One thing wrong with a report.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Problem {
     /// JSON path, e.g. `comparison.per_seed_diffs[3]`.
     pub path: String,
+    /// What sort of problem it is.
+    pub kind: ProblemKind,
     /// What is wrong.
     pub message: String,
 }
@@ -42,41 +69,44 @@ const COMPARISON_KEYS: &[&str] =
     &["delta_mean", "idea_wins", "n_pairs", "per_seed_diffs", "p_value", "verdict", "system_worked"];
 const SIGNATURE_KEYS: &[&str] =
     &["prediction", "observed_mean_defect", "observed_mean_checkpoints", "low_defect_checkpoint_relation", "confirmed"];
-/// The verdicts spec §4.8 allows.
-pub const VERDICTS: &[&str] = &["significant win", "significant loss", "no significant win"];
-
 struct Checker {
     problems: Vec<Problem>,
 }
 
 impl Checker {
+    fn problem(&mut self, kind: ProblemKind, path: &str, message: impl Into<String>) {
+        self.problems.push(Problem { path: path.into(), kind, message: message.into() });
+    }
+
+    /// An arithmetic problem (most of them).
     fn fail(&mut self, path: &str, message: impl Into<String>) {
-        self.problems.push(Problem { path: path.into(), message: message.into() });
+        self.problem(ProblemKind::Arithmetic, path, message);
     }
 
     /// `v` at `path` must be an object whose first keys are `keys`, in order; `extra` lists
     /// keys allowed after them (None: any).
     fn keys(&mut self, v: &Value, path: &str, keys: &[&str], extra: Option<&[&str]>) {
         let Some(obj) = v.as_object() else {
-            return self.fail(path, "expected an object");
+            return self.problem(ProblemKind::Structure, path, "expected an object");
         };
         let have: Vec<&str> = obj.keys().map(|k| k.as_str()).collect();
         let mut missing = false;
         for k in keys {
             if !have.contains(k) {
                 missing = true;
-                self.fail(&join(path, k), "missing key");
+                self.problem(ProblemKind::Structure, &join(path, k), "missing key");
             }
         }
         let head: Vec<&str> = have.iter().take(keys.len()).copied().collect();
         if !missing && head != keys {
             let at = if path.is_empty() { "top level" } else { path };
-            self.fail(at, format!("keys out of order: expected {} first, found {}", keys.join(", "), head.join(", ")));
+            let msg = format!("keys out of order: expected {} first, found {}", keys.join(", "), head.join(", "));
+            self.problem(ProblemKind::Structure, at, msg);
         }
         if let Some(extra) = extra {
             for k in &have {
                 if !keys.contains(k) && !extra.contains(k) {
-                    self.fail(&join(path, k), "unknown key");
+                    self.problem(ProblemKind::UnknownKey, &join(path, k), "unknown key");
                 }
             }
         }
@@ -97,7 +127,7 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            c.fail("(file)", format!("not valid JSON: {e}"));
+            c.problem(ProblemKind::NotJson, "(file)", format!("not valid JSON: {e}"));
             return Err(c.problems);
         }
     };
@@ -130,7 +160,7 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
     let report = match Report::from_json(text) {
         Ok(r) => r,
         Err(e) => {
-            c.fail("(schema)", e);
+            c.problem(ProblemKind::Schema, "(schema)", e);
             return Err(c.problems);
         }
     };
@@ -202,9 +232,8 @@ fn semantics(r: &Report, c: &mut Checker) {
                     );
                 }
             }
-            (None, Some(_), None) => {} // idea diverged: not a win
-            (None, None, Some(_)) => wins += 1,
-            (None, None, None) => {}
+            // A pair with a diverged run has no difference and is never a win.
+            (None, None, _) | (None, _, None) => {}
             (Some(_), _, _) => c.fail(&format!("comparison.per_seed_diffs[{i}]"), "a number, though a run is null"),
             (None, Some(_), Some(_)) => {
                 c.fail(&format!("comparison.per_seed_diffs[{i}]"), "null, though both runs have a metric")
@@ -217,39 +246,45 @@ fn semantics(r: &Report, c: &mut Checker) {
     if cmp.n_pairs != pairs {
         c.fail("comparison.n_pairs", format!("{} but {pairs} pairs have both metrics", cmp.n_pairs));
     }
-    if let (Some(d), Some(bm), Some(im)) = (cmp.delta_mean, base.mean, idea.mean)
-        && !close(d, im - bm)
+    let expected = Pairs::new(&base.per_seed, &idea.per_seed);
+    match (cmp.delta_mean, expected.delta_mean) {
+        (Some(d), Some(want)) if !close(d, want) => c.fail(
+            "comparison.delta_mean",
+            format!("{d} is not mean(idea) - mean(baseline) over the complete pairs ({want})"),
+        ),
+        (Some(_), None) => c.fail("comparison.delta_mean", "a number, though no pair has both metrics"),
+        (None, Some(want)) => c.fail("comparison.delta_mean", format!("null, though the complete pairs give {want}")),
+        _ => {}
+    }
+    if let Some(st) = &r.statistics
+        && st.dropped_pairs != expected.dropped
+        // Reports written before dropped_pairs (and run_backends) existed list none.
+        && !(st.dropped_pairs.is_empty() && r.environment.as_ref().is_none_or(|e| e.run_backends.is_empty()))
     {
-        c.fail("comparison.delta_mean", format!("{d} is not idea.mean - baseline.full.mean ({})", im - bm));
+        c.fail(
+            "statistics.dropped_pairs",
+            "must list exactly the pairs whose diff is null, with the run that diverged",
+        );
     }
     if let Some(p) = cmp.p_value
         && !(0.0..=1.0).contains(&p)
     {
         c.fail("comparison.p_value", format!("{p} is not a probability"));
     }
-    if !VERDICTS.contains(&cmp.verdict.as_str()) {
-        c.fail("comparison.verdict", format!("{:?} is not one of {}", cmp.verdict, VERDICTS.join(", ")));
-    } else {
-        let alpha = r.config.as_ref().map_or(0.05, |c| c.alpha);
-        let want = crate::stats::verdict(cmp.p_value, cmp.delta_mean, alpha);
-        if cmp.verdict != want {
-            c.fail(
-                "comparison.verdict",
-                format!("{:?} but p, delta_mean and alpha {alpha} give {want:?}", cmp.verdict),
-            );
-        }
+    let alpha = r.config.as_ref().map_or(0.05, |c| c.alpha);
+    let want = Verdict::decide(cmp.p_value, cmp.delta_mean, alpha);
+    if cmp.verdict != want {
+        c.fail(
+            "comparison.verdict",
+            format!("{:?} but p, delta_mean and alpha {alpha} give {:?}", cmp.verdict.as_str(), want.as_str()),
+        );
     }
-    if cmp.system_worked != (cmp.verdict == "significant win") {
+    if cmp.system_worked != cmp.verdict.system_worked() {
         c.fail("comparison.system_worked", "must be true exactly when the verdict is \"significant win\"");
     }
-    // best_cfg = lowest sweep mean, ties to the smaller lr.
-    let best = |entries: &[(f64, Option<f64>)]| -> Option<f64> {
-        let mut sorted: Vec<(f64, f64)> = entries.iter().map(|&(lr, m)| (lr, m.unwrap_or(f64::INFINITY))).collect();
-        sorted.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
-        sorted.first().map(|e| e.0)
-    };
+    // best_cfg: the protocol's rule.
     let base_sweep: Vec<(f64, Option<f64>)> = r.baseline.sweep.iter().map(|e| (e.cfg.lr, e.mean)).collect();
-    if let Some(b) = best(&base_sweep)
+    if let Some(b) = best_lr(&base_sweep)
         && b != r.baseline.best_cfg.lr
     {
         c.fail("baseline.best_cfg.lr", format!("{} but the lowest sweep mean is at lr {b}", r.baseline.best_cfg.lr));
@@ -261,7 +296,7 @@ fn semantics(r: &Report, c: &mut Checker) {
             _ => c.fail(&format!("idea_sweep.{k}"), "the key must be a positive learning rate"),
         }
     }
-    if let Some(b) = best(&idea_sweep)
+    if let Some(b) = best_lr(&idea_sweep)
         && b != r.idea.best_cfg.lr
     {
         c.fail("idea.best_cfg.lr", format!("{} but the lowest idea_sweep mean is at lr {b}", r.idea.best_cfg.lr));

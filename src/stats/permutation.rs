@@ -25,6 +25,18 @@ pub enum SignFlipMethod {
     },
 }
 
+impl SignFlipMethod {
+    /// How p was computed, in words (the summary and the page's card both show this).
+    pub fn describe(&self) -> String {
+        match self {
+            SignFlipMethod::Exact { assignments } => format!("exact, {assignments} sign assignments"),
+            SignFlipMethod::MonteCarlo { permutations, seed } => {
+                format!("Monte Carlo, {permutations} sign vectors, seed {seed}")
+            }
+        }
+    }
+}
+
 /// p = fraction of sign assignments whose |mean| >= |observed mean|, and how it was made.
 pub fn sign_flip_p(diffs: &[f64], permutations: usize, seed: u64) -> (f64, SignFlipMethod) {
     let n = diffs.len();
@@ -84,6 +96,8 @@ mod tests {
         let (p2, _) = sign_flip_p(&d, 20_000, 7);
         assert_eq!(p1, p2);
         assert!(matches!(m, SignFlipMethod::MonteCarlo { permutations: 20_000, seed: 7 }));
+        assert_eq!(m.describe(), "Monte Carlo, 20000 sign vectors, seed 7");
+        assert_eq!(sign_flip_p(&[0.3], 100, 0).1.describe(), "exact, 2 sign assignments");
         // the first 20 pairs exactly, as a sanity anchor for the order of magnitude
         let (pe, _) = sign_flip_p(&d[..20], 0, 0);
         assert!(p1 > 0.0 && p1 < 1.0 && pe > 0.0 && pe < 1.0);

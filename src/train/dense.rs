@@ -1,15 +1,39 @@
-//! The baseline's gradient: full BPTT through the unrolled sequence with burn autodiff.
+//! The baseline: full BPTT through the unrolled sequence with burn autodiff, plus the
+//! forward-only passes every arm shares (evaluation, hidden states).
 
-use super::batch::Batch;
+use super::arm::{GradOut, GradientRule, LocalFuture, RunExtras};
+use super::batch::{Batch, DeviceData};
+use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use burn::tensor::Tensor;
 
-/// Gradients and per-run loss of one minibatch.
-pub struct GradOut {
-    /// One gradient per parameter, `[R, ..]`, on the parameters' (non-autodiff) device.
-    pub grads: Vec<Tensor<3>>,
-    /// Per-run MSE, `[R]`.
-    pub loss: Tensor<1>,
+/// The baseline arm's rule: dense BPTT, nothing before epochs, no extras.
+pub struct DenseRule;
+
+impl GradientRule for DenseRule {
+    fn step_weight(&self) -> usize {
+        1
+    }
+
+    fn start(&mut self, _: &DeviceData, _: usize) {}
+
+    fn before_epoch<'a>(
+        &'a mut self,
+        _: &'a dyn RecurrentModel,
+        _: &'a [Tensor<3>],
+        _: usize,
+        _: &'a [bool],
+    ) -> LocalFuture<'a, Result<(), EngineError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, _: &[bool]) -> GradOut {
+        dense_grads(model, params, batch)
+    }
+
+    fn finish(&mut self, _: usize) -> RunExtras {
+        RunExtras::default()
+    }
 }
 
 /// Forward the whole sequence on an autodiff copy of `params` and backpropagate.
@@ -32,8 +56,8 @@ pub fn dense_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Bat
     GradOut { grads, loss: per_run.inner().reshape([r]) }
 }
 
-/// Per-run MSE of `params` on `batch` (no gradient): the metric of a run.
-pub fn mse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<1> {
+/// Predictions `[R, T * B, F_out]` (time-major, like `batch.y_all`) of a forward pass.
+fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<3> {
     let [r, _, _] = params[0].dims();
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &params[0].device());
     let mut preds = Vec::with_capacity(batch.t());
@@ -41,8 +65,35 @@ pub fn mse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> T
         h = model.step(params, h, x.clone());
         preds.push(model.readout(params, h.clone(), x.clone()));
     }
-    let pred = Tensor::cat(preds, 1);
-    (pred - batch.y_all.clone()).square().sum_dim(2).sum_dim(1).mul_scalar(batch.mse_scale()).reshape([r])
+    Tensor::cat(preds, 1)
+}
+
+/// Per-run MSE of `params` on `batch` (no gradient), summed on the device in f32.
+pub fn mse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<1> {
+    let [r, _, _] = params[0].dims();
+    let err = predictions(model, params, batch) - batch.y_all.clone();
+    err.square().sum_dim(2).sum_dim(1).mul_scalar(batch.mse_scale()).reshape([r])
+}
+
+/// Per-run, per-trajectory sum of squared errors `[R, B]`: few enough terms each that f32
+/// keeps them exact to ~1e-7, so the host can add them up in f64 (`eval_mse`).
+pub fn trajectory_sse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<2> {
+    let [r, tb, f] = batch.y_all.dims();
+    let err = predictions(model, params, batch) - batch.y_all.clone();
+    // [R, T*B, F] time-major -> [R, T, B, F], summed over T and F.
+    err.square().reshape([r, tb / batch.b, batch.b, f]).sum_dim(3).sum_dim(1).reshape([r, batch.b])
+}
+
+/// Per-run MSE of `params` on `batch`, the per-trajectory sums combined in f64 on the host.
+pub async fn eval_mse(
+    model: &dyn RecurrentModel,
+    params: &[Tensor<3>],
+    batch: &Batch,
+) -> Result<Vec<f64>, EngineError> {
+    let [r, tb, f] = batch.y_all.dims();
+    let sse = super::read_f32(trajectory_sse(model, params, batch)).await?;
+    let per_run = sse.len() / r;
+    Ok(sse.chunks(per_run).map(|c| c.iter().map(|&v| v as f64).sum::<f64>() / (tb * f) as f64).collect())
 }
 
 /// Every hidden state h_0..h_T of a forward pass (h_0 = 0), each `[R, B, H]`.

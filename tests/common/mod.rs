@@ -127,3 +127,74 @@ pub fn ours_to_torch(grads: &[Tensor<3>], f: usize, h: usize) -> Vec<Vec<f64>> {
 
 pub const TORCH_GRAD_KEYS: [&str; 6] =
     ["grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh", "grad_out_weight", "grad_out_bias"];
+
+/// A finished run as the protocol records it, with `metric` (None: diverged).
+pub fn run_record(
+    arm: rdbench::progress::Arm,
+    phase: rdbench::progress::Phase,
+    lr: f64,
+    seed: u64,
+    metric: Option<f64>,
+) -> rdbench::progress::RunRecord {
+    rdbench::progress::RunRecord {
+        arm,
+        phase,
+        lr,
+        seed,
+        metric,
+        diverged: metric.is_none(),
+        diverged_at: metric.is_none().then_some(rdbench::progress::DivergedAt { epoch: 1, step: 3 }),
+        loss_curve: vec![Some(0.5), metric],
+        wall_time_s: 1.0,
+        population: 1,
+        mean_stored_states: None,
+        probes: Vec::new(),
+        backend: "cpu-flex".into(),
+        run_hash: "0123456789abcdef".into(),
+    }
+}
+
+/// A probe record with `defect`, the checkpoints of interval `k` (T = 80) and two cosines.
+pub fn probe_record(
+    epoch: usize,
+    defect: Option<f64>,
+    k: usize,
+    cos_chosen: Option<f64>,
+    cos_kmax: Option<f64>,
+) -> rdbench::progress::ProbeRecord {
+    rdbench::progress::ProbeRecord {
+        epoch,
+        defect_mean: defect,
+        defect_max: defect.map(|d| 2.0 * d),
+        chained: Vec::new(),
+        k,
+        checkpoints: 80usize.div_ceil(k) + 1,
+        stored_bytes: ((80usize.div_ceil(k) + 1) * 32 * 32 * 4) as u64,
+        dense_bytes: 81 * 32 * 32 * 4,
+        grad_cos_chosen: cos_chosen,
+        grad_cos_kmax: cos_kmax,
+    }
+}
+
+/// Sweep runs of both arms (one seed, every lr of `lrs` with the given means) and full
+/// runs with the given per-seed metrics (None: diverged), at lr `full_lr`.
+pub fn bench_runs(
+    lrs_and_means: &[(f64, f64, f64)],
+    full_lr: f64,
+    base: &[Option<f64>],
+    idea: &[Option<f64>],
+) -> Vec<rdbench::progress::RunRecord> {
+    use rdbench::progress::{Arm, Phase};
+    let mut runs = Vec::new();
+    for &(lr, b, x) in lrs_and_means {
+        runs.push(run_record(Arm::Baseline, Phase::Sweep, lr, 1000, Some(b)));
+        runs.push(run_record(Arm::Idea, Phase::Sweep, lr, 1000, Some(x)));
+    }
+    for (s, m) in base.iter().enumerate() {
+        runs.push(run_record(Arm::Baseline, Phase::Full, full_lr, s as u64, *m));
+    }
+    for (s, m) in idea.iter().enumerate() {
+        runs.push(run_record(Arm::Idea, Phase::Full, full_lr, s as u64, *m));
+    }
+    runs
+}

@@ -1,13 +1,12 @@
 //! The reversal probe (spec §5): how well the trained cell can rebuild h_{t-1} from h_t,
 //! the interval it implies, and what checkpointing at that interval does to the gradient.
 
+use super::checkpointed::{checkpoint_count, checkpointed_grads};
+use super::policy::{Policy, chained_ks, choose_k};
 use crate::error::EngineError;
-use crate::idea::policy::Policy;
-use crate::idea::policy::{chained_ks, choose_k};
 use crate::model::RecurrentModel;
 pub use crate::progress::{ChainedDefect, ProbeRecord};
 use crate::train::batch::Batch;
-use crate::train::checkpointed::{checkpoint_count, checkpointed_grads};
 use crate::train::dense::{dense_grads, hidden_states};
 use crate::train::read_f32;
 use burn::tensor::Tensor;
@@ -42,13 +41,28 @@ fn finite(v: f32) -> Option<f64> {
     v.is_finite().then_some(v as f64)
 }
 
-/// Per-run cosine between two population gradients, `[R, 1, 1]`.
-pub fn grad_cosine(a: &[Tensor<3>], b: &[Tensor<3>]) -> Tensor<3> {
-    let sum = |f: &dyn Fn(usize) -> Tensor<3>| (1..a.len()).fold(f(0), |acc, i| acc + f(i));
-    let dot = sum(&|i| (a[i].clone() * b[i].clone()).sum_dim(2).sum_dim(1));
-    let na = sum(&|i| a[i].clone().square().sum_dim(2).sum_dim(1)).sqrt();
-    let nb = sum(&|i| b[i].clone().square().sum_dim(2).sum_dim(1)).sqrt();
-    dot / (na * nb).add_scalar(1e-30)
+/// Per-run, per-parameter sums of a.b, a.a and b.b, `[R, 3 * P]` (P parameters): each
+/// sums one parameter's elements, so f32 holds it well, and the host adds them in f64.
+pub fn grad_dot_sums(a: &[Tensor<3>], b: &[Tensor<3>]) -> Tensor<2> {
+    let sum = |t: Tensor<3>| t.sum_dim(2).sum_dim(1).squeeze_dim::<2>(2); // [R, 1]
+    let mut cols = Vec::with_capacity(3 * a.len());
+    for (x, y) in a.iter().zip(b) {
+        cols.push(sum(x.clone() * y.clone()));
+        cols.push(sum(x.clone().square()));
+        cols.push(sum(y.clone().square()));
+    }
+    Tensor::cat(cols, 1)
+}
+
+/// Cosines from one run's row of [`grad_dot_sums`], combined in f64.
+pub fn cosine_of_sums(row: &[f32]) -> f64 {
+    let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
+    for c in row.chunks(3) {
+        dot += c[0] as f64;
+        aa += c[1] as f64;
+        bb += c[2] as f64;
+    }
+    dot / (aa.sqrt() * bb.sqrt() + 1e-30)
 }
 
 /// Probe every run of the population on `batch` (the probe batch).
@@ -112,10 +126,13 @@ pub async fn probe(
     let dense = dense_grads(model, params, batch).grads;
     let at_chosen = checkpointed_grads(model, params, batch, &chosen, s.reversal_iters).out.grads;
     let at_kmax = checkpointed_grads(model, params, batch, &vec![s.k_max; r], s.reversal_iters).out.grads;
-    let cos = read_f32(Tensor::cat(vec![grad_cosine(&at_chosen, &dense), grad_cosine(&at_kmax, &dense)], 1)).await?;
+    let sums =
+        read_f32(Tensor::cat(vec![grad_dot_sums(&at_chosen, &dense), grad_dot_sums(&at_kmax, &dense)], 1)).await?;
+    let width = sums.len() / r;
     for (run, rec) in records.iter_mut().enumerate() {
-        rec.grad_cos_chosen = finite(cos[2 * run]);
-        rec.grad_cos_kmax = finite(cos[2 * run + 1]);
+        let (chosen, kmax) = sums[run * width..(run + 1) * width].split_at(width / 2);
+        rec.grad_cos_chosen = Some(cosine_of_sums(chosen)).filter(|c| c.is_finite());
+        rec.grad_cos_kmax = Some(cosine_of_sums(kmax)).filter(|c| c.is_finite());
     }
     Ok(records)
 }

@@ -6,9 +6,9 @@
 //! run's own checkpoint count. The backward pass walks t = T..1 one step's
 //! vector-Jacobian product at a time and frees each checkpoint once it is passed.
 
-use super::batch::Batch;
-use super::dense::GradOut;
 use crate::model::RecurrentModel;
+use crate::train::GradOut;
+use crate::train::batch::Batch;
 use burn::tensor::{Int, Tensor, TensorData};
 
 /// Number of stored states for interval `k` over `t` steps: ceil(T / k) + 1.

@@ -1,0 +1,155 @@
+//! The report built from hand-made runs: diverged full runs leave their pair out of every
+//! comparison number (and say so), never count as an idea win, stay out of the memory
+//! means; runs from several backends are reported as such; validation agrees with build.
+
+mod common;
+use common::*;
+use rdbench::config::BenchConfig;
+use rdbench::progress::{Arm, Phase};
+use rdbench::report::{DropReason, DroppedPair, Environment, ProblemKind, Report, build, validate_json};
+use rdbench::stats::Verdict;
+use serde_json::Value;
+
+fn cfg(n_seeds: usize) -> BenchConfig {
+    BenchConfig { n_seeds, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], ..BenchConfig::default() }
+}
+
+const SWEEP: [(f64, f64, f64); 2] = [(0.003, 0.2, 0.25), (0.01, 0.1, 0.12)];
+
+fn environment() -> Environment {
+    Environment {
+        backend: "cpu-flex".into(),
+        adapter: "burn-flex (CPU)".into(),
+        platform: "native".into(),
+        rdbench_version: "0.1.0".into(),
+        burn_version: "0.22.1".into(),
+        started_at: "2026-12-01T12:00:00Z".into(),
+        wall_time_s: 10.0,
+        phase_wall_time_s: Default::default(),
+        run_backends: Default::default(),
+        reused_runs: 0,
+    }
+}
+
+fn valid(r: &Report) {
+    validate_json(&r.to_json()).unwrap_or_else(|p| panic!("{p:?}"));
+}
+
+#[test]
+fn a_diverged_baseline_run_drops_its_pair_and_is_no_idea_win() {
+    // Seed 1's baseline diverged. The idea loses every complete pair.
+    let base = [Some(0.10), None, Some(0.10), Some(0.10), Some(0.10)];
+    let idea = [Some(0.11), Some(0.05), Some(0.12), Some(0.13), Some(0.14)];
+    let r = build(&cfg(5), bench_runs(&SWEEP, 0.01, &base, &idea), Some(environment()));
+    let c = &r.comparison;
+    assert_eq!(c.per_seed_diffs[1], None);
+    assert_eq!(c.n_pairs, 4);
+    // Before: a diverged baseline scored +infinity, so seed 1 counted as an idea win.
+    assert_eq!(c.idea_wins, 0);
+    // Before: null, because the baseline's mean is null. Now over the 4 complete pairs.
+    let want = (0.11 + 0.12 + 0.13 + 0.14) / 4.0 - 0.10;
+    assert!((c.delta_mean.unwrap() - want).abs() < 1e-12, "{:?}", c.delta_mean);
+    assert_eq!(r.baseline.full.mean, None, "spec: an arm with a diverged run has a null mean");
+    assert!(r.idea.mean.is_some());
+    // 4 pairs, all positive: exact p = 2 / 16, not below alpha.
+    assert_eq!(c.p_value, Some(0.125));
+    assert_eq!(c.verdict, Verdict::NoSignificantWin);
+    let st = r.statistics.as_ref().unwrap();
+    assert_eq!(st.dropped_pairs, vec![DroppedPair { seed: 1, reason: DropReason::BaselineDiverged }]);
+    let w = r.warnings.as_ref().unwrap();
+    assert!(w.iter().any(|w| w.contains("1 of 5 pairs left out") && w.contains("seed 1 (the baseline run diverged)")));
+    valid(&r);
+}
+
+#[test]
+fn a_diverged_idea_run_is_never_a_win_and_the_verdict_uses_complete_pairs() {
+    // Six complete pairs where the idea wins clearly, and one idea divergence.
+    let base = [Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2)];
+    let idea = [Some(0.1), Some(0.11), None, Some(0.12), Some(0.1), Some(0.13), Some(0.1)];
+    let r = build(&cfg(7), bench_runs(&SWEEP, 0.01, &base, &idea), Some(environment()));
+    let c = &r.comparison;
+    assert_eq!((c.idea_wins, c.n_pairs), (6, 6));
+    // 6 pairs all negative: exact p = 2 / 64 < 0.05, and delta_mean < 0: a win, judged on
+    // the pairs that exist (before: delta_mean null, so never a verdict).
+    assert_eq!(c.p_value, Some(2.0 / 64.0));
+    assert!(c.delta_mean.unwrap() < 0.0);
+    assert_eq!(c.verdict, Verdict::SignificantWin);
+    assert!(c.system_worked);
+    assert_eq!(r.idea.mean, None);
+    assert_eq!(
+        r.statistics.as_ref().unwrap().dropped_pairs,
+        vec![DroppedPair { seed: 2, reason: DropReason::IdeaDiverged }]
+    );
+    valid(&r);
+}
+
+#[test]
+fn validation_counts_wins_and_delta_mean_like_build() {
+    let base = [Some(0.10), None, Some(0.10)];
+    let idea = [Some(0.11), Some(0.05), None];
+    let r = build(&cfg(3), bench_runs(&SWEEP, 0.01, &base, &idea), Some(environment()));
+    assert_eq!(r.statistics.as_ref().unwrap().dropped_pairs.len(), 2);
+    assert_eq!(r.statistics.as_ref().unwrap().dropped_pairs[1].reason, DropReason::IdeaDiverged);
+    valid(&r);
+    let v: Value = serde_json::from_str(&r.to_json()).unwrap();
+    let problems = |edit: &dyn Fn(&mut Value)| {
+        let mut v = v.clone();
+        edit(&mut v);
+        validate_json(&serde_json::to_string(&v).unwrap()).unwrap_err()
+    };
+    // The old rule (a diverged baseline makes an idea win) is now an arithmetic error.
+    let p = problems(&|v| v["comparison"]["idea_wins"] = Value::from(1));
+    assert!(p.iter().any(|p| p.path == "comparison.idea_wins" && p.kind == ProblemKind::Arithmetic), "{p:?}");
+    let p = problems(&|v| v["comparison"]["delta_mean"] = Value::Null);
+    assert!(p.iter().any(|p| p.path == "comparison.delta_mean"), "{p:?}");
+    let p = problems(&|v| v["statistics"]["dropped_pairs"] = Value::Array(Vec::new()));
+    assert!(p.iter().any(|p| p.path == "statistics.dropped_pairs"), "{p:?}");
+}
+
+#[test]
+fn memory_means_leave_diverged_runs_out() {
+    let base = [Some(0.1), Some(0.1), Some(0.1)];
+    let idea = [Some(0.1), None, Some(0.1)];
+    let mut runs = bench_runs(&SWEEP, 0.01, &base, &idea);
+    for r in runs.iter_mut().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full) {
+        // The diverged run stopped early at k = 1 and stored many states per minibatch.
+        r.mean_stored_states = Some(if r.diverged { 81.0 } else { 6.0 + r.seed as f64 });
+    }
+    let r = build(&cfg(3), runs, None);
+    let m = r.memory.as_ref().unwrap();
+    assert_eq!(m.mean_stored_states, Some(7.0), "mean of seeds 0 and 2 (6 and 8)");
+    assert_eq!(m.dense_states, 81);
+    assert!((m.saved_fraction.unwrap() - (1.0 - 7.0 / 81.0)).abs() < 1e-12);
+}
+
+#[test]
+fn runs_of_several_backends_are_reported() {
+    let mut runs = bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.2)], &[Some(0.1), Some(0.2)]);
+    for r in runs.iter_mut().filter(|r| r.phase == Phase::Full) {
+        r.backend = "webgpu".into();
+    }
+    let r = build(&cfg(2), runs, Some(environment()));
+    let env = r.environment.as_ref().unwrap();
+    let got: Vec<(&str, usize)> = env.run_backends.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, [("cpu-flex", 4), ("webgpu", 4)]);
+    let w = r.warnings.as_ref().unwrap();
+    assert!(w.iter().any(|w| w.contains("several backends: cpu-flex 4, webgpu 4")), "{w:?}");
+    valid(&r);
+    // One backend: no warning.
+    let r = build(&cfg(1), bench_runs(&SWEEP, 0.01, &[Some(0.1)], &[Some(0.1)]), Some(environment()));
+    assert!(r.warnings.as_ref().unwrap().is_empty());
+}
+
+#[test]
+fn best_lr_follows_the_sweep_with_diverged_as_infinity() {
+    // The baseline's better-looking lr has a diverged sweep run: the other lr is best.
+    let mut runs = bench_runs(&SWEEP, 0.003, &[Some(0.1)], &[Some(0.1)]);
+    let bad = runs.iter_mut().find(|r| r.arm == Arm::Baseline && r.phase == Phase::Sweep && r.lr == 0.01).unwrap();
+    bad.metric = None;
+    bad.diverged = true;
+    let r = build(&cfg(1), runs, None);
+    assert_eq!(r.baseline.best_cfg.lr, 0.003);
+    assert_eq!(r.baseline.sweep[1].mean, None);
+    assert_eq!(r.idea.best_cfg.lr, 0.01);
+    valid(&r);
+}
