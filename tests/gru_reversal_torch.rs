@@ -13,8 +13,8 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench::idea::policy::Policy;
-use rdbench::model::{Gru, RecurrentModel};
 use rdbench::idea::probe::{ProbeSettings, probe};
+use rdbench::model::{Gru, RecurrentModel};
 use rdbench::train::batch::Batch;
 use serde_json::Value;
 
