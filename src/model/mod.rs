@@ -7,6 +7,8 @@
 
 #[cfg(feature = "engine")]
 mod gru;
+#[cfg(feature = "engine")]
+pub mod kernels;
 
 #[cfg(feature = "engine")]
 pub use gru::Gru;
