@@ -3,7 +3,7 @@
 //! Weights are stored transposed relative to torch (`x @ w_ih`, `h @ w_hh`) with the gate
 //! columns in torch's order r | z | n.
 
-use super::RecurrentModel;
+use super::{RecurrentModel, kernels};
 use burn::tensor::{Tensor, activation::sigmoid};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -42,6 +42,26 @@ impl Gru {
         x.matmul(p[W_IH].clone()) + p[B_IH].clone()
     }
 
+    /// The step in tensor ops (every backend; the reference for the fused kernel).
+    pub fn step_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
+        let g = self.gates(p, self.input_part(p, x), h.clone());
+        // h' = (1 - z) n + z h
+        g.n.clone() + g.z * (h - g.n)
+    }
+
+    /// The reversal in tensor ops (every backend; the reference for the fused kernel).
+    pub fn reverse_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3> {
+        // Damped fixed-point iteration from g = h_t (spec §5).
+        let gi = self.input_part(p, x);
+        let mut g = h.clone();
+        for _ in 0..iters {
+            let Gates { z, n, .. } = self.gates(p, gi.clone(), g);
+            let one_minus_z = z.clone().neg().add_scalar(1.0);
+            g = ((h.clone() - one_minus_z * n) / z.clamp_min(0.05)).clamp(-1.0, 1.0);
+        }
+        g
+    }
+
     fn gates(&self, p: &[Tensor<3>], gi: Tensor<3>, h: Tensor<3>) -> Gates {
         let hh = self.hidden;
         let gh = h.matmul(p[W_HH].clone()) + p[B_HH].clone();
@@ -78,9 +98,10 @@ impl RecurrentModel for Gru {
     }
 
     fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
-        let g = self.gates(p, self.input_part(p, x), h.clone());
-        // h' = (1 - z) n + z h
-        g.n.clone() + g.z * (h - g.n)
+        if kernels::fused_on(&h.device()) {
+            return kernels::gru_step([&p[W_IH], &p[W_HH], &p[B_IH], &p[B_HH]], h, x);
+        }
+        self.step_unfused(p, h, x)
     }
 
     fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, _x: Tensor<3>) -> Tensor<3> {
@@ -88,18 +109,34 @@ impl RecurrentModel for Gru {
     }
 
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3> {
-        // Damped fixed-point iteration from g = h_t (spec §5).
-        let gi = self.input_part(p, x);
-        let mut g = h.clone();
-        for _ in 0..iters {
-            let Gates { z, n, .. } = self.gates(p, gi.clone(), g);
-            let one_minus_z = z.clone().neg().add_scalar(1.0);
-            g = ((h.clone() - one_minus_z * n) / z.clamp_min(0.05)).clamp(-1.0, 1.0);
+        if kernels::fused_on(&h.device()) {
+            return kernels::gru_reverse([&p[W_IH], &p[W_HH], &p[B_IH], &p[B_HH]], h, x, iters);
         }
-        g
+        self.reverse_unfused(p, h, x, iters)
     }
 
     fn step_vjp(
+        &self,
+        p: &[Tensor<3>],
+        h_prev: Tensor<3>,
+        x: Tensor<3>,
+        y: Tensor<3>,
+        dh: Tensor<3>,
+        scale: f32,
+        grads: &mut [Tensor<3>],
+    ) -> Tensor<3> {
+        if kernels::fused_on(&h_prev.device()) {
+            return kernels::gru_step_vjp(p, h_prev, x, y, dh, scale, grads);
+        }
+        self.step_vjp_unfused(p, h_prev, x, y, dh, scale, grads)
+    }
+}
+
+impl Gru {
+    /// The vector-Jacobian product in tensor ops (every backend; the reference for the fused
+    /// kernel). Arguments as `RecurrentModel::step_vjp`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step_vjp_unfused(
         &self,
         p: &[Tensor<3>],
         h_prev: Tensor<3>,

@@ -6,7 +6,11 @@
 //! registry itself is burn-free, so the config check and the page's schema can list it.
 
 #[cfg(feature = "engine")]
+mod fast_math;
+#[cfg(feature = "engine")]
 mod gru;
+#[cfg(feature = "engine")]
+pub mod kernels;
 
 #[cfg(feature = "engine")]
 pub use gru::Gru;
