@@ -11,6 +11,16 @@ pub struct Backend {
     pub name: String,
     /// Adapter description (GPU name, or the CPU backend's).
     pub adapter: String,
+    /// Threads a phase's runs are split over (native CPU backends; 1 elsewhere).
+    pub threads: usize,
+}
+
+/// The threads a native CPU backend uses by default: one per core.
+pub fn default_threads() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    return std::thread::available_parallelism().map_or(1, |n| n.get());
+    #[cfg(target_arch = "wasm32")]
+    1
 }
 
 /// CPU backends this build can run, by name.
@@ -22,10 +32,18 @@ pub fn cpu_backends() -> Vec<&'static str> {
 pub fn cpu(kind: &str) -> Result<Backend, String> {
     match kind {
         #[allow(deprecated)] // burn deprecates ndarray in favour of flex; kept for comparison
-        "ndarray" => {
-            Ok(Backend { device: Device::ndarray(), name: "cpu-ndarray".into(), adapter: "burn-ndarray (CPU)".into() })
-        }
-        "flex" => Ok(Backend { device: Device::flex(), name: "cpu-flex".into(), adapter: "burn-flex (CPU)".into() }),
+        "ndarray" => Ok(Backend {
+            device: Device::ndarray(),
+            name: "cpu-ndarray".into(),
+            adapter: "burn-ndarray (CPU)".into(),
+            threads: default_threads(),
+        }),
+        "flex" => Ok(Backend {
+            device: Device::flex(),
+            name: "cpu-flex".into(),
+            adapter: "burn-flex (CPU)".into(),
+            threads: default_threads(),
+        }),
         other => Err(format!("unknown CPU backend {other:?} (this build has: {})", cpu_backends().join(", "))),
     }
 }
@@ -48,5 +66,5 @@ pub fn vulkan() -> Result<Backend, String> {
         .graphics_api(burn::tensor::wgpu::WgpuBackend::Vulkan)
         .init()
         .map_err(|e| format!("no Vulkan adapter: {e:?}"))?;
-    Ok(Backend { device, name: "wgpu-vulkan".into(), adapter: "wgpu (Vulkan)".into() })
+    Ok(Backend { device, name: "wgpu-vulkan".into(), adapter: "wgpu (Vulkan)".into(), threads: 1 })
 }

@@ -39,6 +39,7 @@ struct RunArgs {
     /// `(config key, text)` of every knob flag given on the command line.
     texts: Vec<(String, String)>,
     backend: String,
+    threads: Option<usize>,
     out: PathBuf,
     quiet: bool,
 }
@@ -53,6 +54,7 @@ impl clap::FromArgMatches for RunArgs {
         Ok(RunArgs {
             texts,
             backend: m.get_one::<String>("backend").cloned().unwrap_or_default(),
+            threads: m.get_one::<u16>("threads").map(|&t| t as usize),
             out: m.get_one::<PathBuf>("out").cloned().unwrap_or_default(),
             quiet: m.get_flag("quiet"),
         })
@@ -92,6 +94,12 @@ impl clap::Args for RunArgs {
                 .long("backend")
                 .default_value("flex")
                 .help("Compute backend: flex (CPU), ndarray (CPU) or vulkan (`wgpu` feature)."),
+        )
+        .arg(
+            Arg::new("threads")
+                .long("threads")
+                .value_parser(clap::value_parser!(u16).range(1..=256))
+                .help("Threads to split each phase's runs over (default: one per core; the report is the same)."),
         )
         .arg(
             Arg::new("out")
@@ -159,7 +167,10 @@ pub fn main_with(cli: Cli) -> i32 {
 
 fn run(args: &RunArgs) -> Result<(), String> {
     let cfg = args.config()?;
-    let backend = backend::by_name(&args.backend)?;
+    let mut backend = backend::by_name(&args.backend)?;
+    if let Some(t) = args.threads {
+        backend.threads = t;
+    }
     let bar = (!args.quiet).then(|| {
         let b = ProgressBar::new(1000);
         b.set_style(

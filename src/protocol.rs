@@ -59,6 +59,8 @@ fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u
 
 /// Where a population trains and how its progress is counted.
 struct Bench<'a> {
+    cfg: &'a BenchConfig,
+    threads: usize,
     model: &'a dyn RecurrentModel,
     settings: TrainSettings,
     device: &'a burn::tensor::Device,
@@ -82,6 +84,7 @@ impl Bench<'_> {
         (train, eval): (&DeviceData, &DeviceData),
         host: &mut dyn Host,
     ) -> Result<Vec<RunRecord>, EngineError> {
+        let arm = specs[0].arm;
         let (backend, hash) = (&self.settings.backend, &self.settings.run_hash);
         let found: Option<Vec<RunRecord>> =
             specs.iter().map(|s| self.prior.iter().find(|r| r.is_run(s, backend, hash)).cloned()).collect();
@@ -91,6 +94,22 @@ impl Bench<'_> {
             self.reused += recs.len();
             return Ok(recs);
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.threads > 1 && specs.len() > 1 {
+            let cfg = self.cfg;
+            return crate::train::parallel::train_split(
+                self.model,
+                specs,
+                (train, eval),
+                &self.settings,
+                &|| rule_for(arm, cfg),
+                self.device,
+                host,
+                &mut self.tally,
+                self.threads,
+            );
+        }
+        let _ = arm;
         train_population(self.model, specs, train, eval, &self.settings, rule, self.device, host, &mut self.tally).await
     }
 }
@@ -146,8 +165,16 @@ pub async fn run_phases(
         run_hash: cfg.run_hash(),
     };
     let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
-    let mut bench =
-        Bench { model: &*model, settings, device, prior, tally: Tally::new(2 * (n_sweep + cfg.n_seeds), 0), reused: 0 };
+    let mut bench = Bench {
+        cfg,
+        threads: backend.threads,
+        model: &*model,
+        settings,
+        device,
+        prior,
+        tally: Tally::new(2 * (n_sweep + cfg.n_seeds), 0),
+        reused: 0,
+    };
     let work_total = rules
         .iter()
         .map(|r| bench.work(&**r, n_sweep, sweep_data.0.n) + bench.work(&**r, cfg.n_seeds, full_data.0.n))
@@ -185,6 +212,7 @@ pub async fn run_phases(
         phase_wall_time_s: phase_time,
         run_backends: IndexMap::new(), // filled from the runs by `build`
         reused_runs: bench.reused,
+        threads: backend.threads,
     };
     Ok(Ran { runs, environment })
 }

@@ -68,7 +68,7 @@ async fn webgpu(hint: &str) -> Result<Backend, String> {
     let info = setup.adapter.get_info();
     let adapter = if info.name.is_empty() && !hint.is_empty() { hint.to_string() } else { info.name.clone() };
     let adapter = format!("{adapter} ({:?}, {:?})", info.backend, info.device_type);
-    Ok(Backend { device, name: "webgpu".into(), adapter })
+    Ok(Backend { device, name: "webgpu".into(), adapter, threads: 1 })
 }
 
 #[cfg(not(feature = "webgpu"))]

@@ -8,7 +8,7 @@ use rdbench::idea::checkpointed::checkpointed_grads;
 use rdbench::model::Gru;
 use rdbench::track::{Pendulum, Track};
 use rdbench::train::batch::{Batch, DeviceData};
-use rdbench::train::dense::dense_grads;
+use rdbench::train::dense::autodiff_grads;
 use rdbench::train::init_population;
 
 fn setup(seeds: &[u64], b: usize) -> (Gru, Vec<Tensor<3>>, Batch) {
@@ -26,7 +26,7 @@ fn flat_grads(g: &[Tensor<3>]) -> Vec<f64> {
 #[test]
 fn k1_equals_autodiff_bptt() {
     let (model, params, batch) = setup(&[0], 32);
-    let dense = dense_grads(&model, &params, &batch);
+    let dense = autodiff_grads(&model, &params, &batch);
     let ck = checkpointed_grads(&model, &params, &batch, &[1], 20);
     let (a, b) = (flat_grads(&ck.out.grads), flat_grads(&dense.grads));
     let cos = cosine(&a, &b);
@@ -75,7 +75,7 @@ fn accurate_reversal_keeps_the_gradient_at_large_k() {
     // every 16 steps then barely changes the gradient.
     let (model, params, batch) = setup(&[0], 8);
     let small: Vec<Tensor<3>> = params.iter().map(|p| p.clone().mul_scalar(0.2)).collect();
-    let dense = flat_grads(&dense_grads(&model, &small, &batch).grads);
+    let dense = flat_grads(&autodiff_grads(&model, &small, &batch).grads);
     let ck = flat_grads(&checkpointed_grads(&model, &small, &batch, &[16], 40).out.grads);
     let cos = cosine(&ck, &dense);
     assert!(cos > 0.999, "cosine {cos}");

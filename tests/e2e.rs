@@ -16,9 +16,13 @@ fn tiny() -> BenchConfig {
     BenchConfig { n_seeds: 2, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], epochs: 2, ..BenchConfig::default() }
 }
 
+/// The CPU backend on one thread (tests that count events need one population at a time).
+fn cpu1() -> backend::Backend {
+    backend::Backend { threads: 1, ..backend::cpu("flex").unwrap() }
+}
+
 fn run(cfg: &BenchConfig) -> Report {
-    let b = backend::cpu("flex").unwrap();
-    futures::executor::block_on(run_bench(cfg, &b, &[], &mut Quiet)).unwrap()
+    futures::executor::block_on(run_bench(cfg, &cpu1(), &[], &mut Quiet)).unwrap()
 }
 
 fn tiny_report() -> &'static Report {
@@ -182,7 +186,7 @@ impl Host for CancelAfter {
 #[test]
 fn cancel_keeps_finished_runs_and_they_can_be_reused() {
     let cfg = tiny();
-    let b = backend::cpu("flex").unwrap();
+    let b = cpu1();
     // The baseline sweep population (2 runs x 2 epochs x 10 steps) finishes, then cancel.
     let mut host = CancelAfter { steps: 25, finished: 0 };
     let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
@@ -197,6 +201,29 @@ fn cancel_keeps_finished_runs_and_they_can_be_reused() {
     assert_eq!(resumed.environment.as_ref().unwrap().reused_runs, 2);
     assert_eq!(tiny_report().environment.as_ref().unwrap().reused_runs, 0);
     assert_eq!(untimed(&resumed), untimed(tiny_report()));
+}
+
+#[test]
+fn the_report_does_not_depend_on_how_runs_are_split_over_threads() {
+    // Every kernel works run by run, so a run's numbers are the same whichever slice of its
+    // population it trains in: only timing, the slice size (`population`) and the thread
+    // count may differ.
+    let cfg = BenchConfig { n_sweep_seeds: 2, ..tiny() };
+    let one = futures::executor::block_on(run_bench(&cfg, &cpu1(), &[], &mut Quiet)).unwrap();
+    for threads in [2, 3] {
+        let b = backend::Backend { threads, ..cpu1() };
+        let split = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut Quiet)).unwrap();
+        assert_eq!(split.environment.as_ref().unwrap().threads, threads);
+        let strip = |r: &Report| {
+            let mut v = untimed(r);
+            v["environment"].as_object_mut().unwrap().remove("threads");
+            for run in v["runs"].as_array_mut().unwrap() {
+                run.as_object_mut().unwrap().remove("population");
+            }
+            v
+        };
+        assert_eq!(strip(&split), strip(&one), "{threads} threads");
+    }
 }
 
 /// The report as JSON without its timing fields and the reused-run count.
@@ -215,7 +242,7 @@ fn untimed(r: &Report) -> Value {
 #[test]
 fn prior_runs_of_another_backend_or_config_are_not_reused() {
     let cfg = tiny();
-    let b = backend::cpu("flex").unwrap();
+    let b = cpu1();
     let mut host = CancelAfter { steps: 25, finished: 0 };
     let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
     // The same runs, labelled as another backend's or another config's, are retrained.

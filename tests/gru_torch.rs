@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use rdbench::idea::checkpointed::checkpointed_grads;
 use rdbench::model::{Gru, RecurrentModel};
-use rdbench::train::dense::{dense_grads, hidden_states, mse};
+use rdbench::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
 
 const TOL: f64 = 1e-5;
 
@@ -46,10 +46,21 @@ fn check_grads(label: &str, grads: &[burn::tensor::Tensor<3>], fx: &GruFixture) 
 fn autodiff_gradients_match_torch() {
     let fx = gru_fixture();
     let model = Gru::new(fx.f, fx.h, fx.f);
-    let out = dense_grads(&model, &fx.params, &fx.batch);
+    let out = autodiff_grads(&model, &fx.params, &fx.batch);
     let loss = read(out.loss)[0];
     assert!((loss - fx.v["loss"].as_f64().unwrap()).abs() < TOL);
     check_grads("autodiff", &out.grads, &fx);
+}
+
+#[test]
+fn dense_bptt_gradients_match_torch() {
+    // The baseline's BPTT: every state stored, the model's VJP per step (fused on the CPU).
+    let fx = gru_fixture();
+    let model = Gru::new(fx.f, fx.h, fx.f);
+    let out = dense_grads(&model, &fx.params, &fx.batch);
+    let loss = read(out.loss)[0];
+    assert!((loss - fx.v["loss"].as_f64().unwrap()).abs() < TOL);
+    check_grads("dense BPTT", &out.grads, &fx);
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn environment() -> Environment {
         phase_wall_time_s: Default::default(),
         run_backends: Default::default(),
         reused_runs: 0,
+        threads: 1,
     }
 }
 

@@ -38,6 +38,7 @@ fn report() -> Report {
         phase_wall_time_s: Default::default(),
         run_backends: Default::default(),
         reused_runs: 2,
+        threads: 1,
     };
     build(&cfg, runs, Some(env))
 }

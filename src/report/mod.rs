@@ -182,6 +182,13 @@ pub struct Environment {
     /// Runs taken over from an interrupted bench instead of trained again.
     #[serde(default)]
     pub reused_runs: usize,
+    /// Threads the runs of a phase were split over (native CPU; the numbers do not depend on it).
+    #[serde(default = "one")]
+    pub threads: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Statistics beyond the seed report's.

@@ -6,6 +6,8 @@ pub mod adam;
 pub mod arm;
 pub mod batch;
 pub mod dense;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod parallel;
 mod population;
 
 pub use arm::{GradOut, GradientRule, LocalFuture, RunExtras};
