@@ -229,7 +229,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     current = { config: parsed.config, errors: parsed.errors, texts: shown, backend };
     markErrors(parsed);
     syncSliders(parsed, source);
-    history.replaceState(null, '', hashOf(shown, backend));
+    writeHash(hashOf(shown, backend));
     onChange(current, changedKey);
     return current;
   }
@@ -287,6 +287,25 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
   }
 
   // ------------------------------------------------------------ the URL hash
+  // Chromium ignores history updates beyond 200 in 10 s (a slider drag fires ~60 input
+  // events a second), which would leave a stale link. So the hash is written at most every
+  // 100 ms, the last state always last.
+  let pendingHash = null;
+  let hashTimer = null;
+  let lastHashWrite = -Infinity;
+  function writeHash(hash) {
+    pendingHash = hash;
+    if (hashTimer !== null) return;
+    const flush = () => {
+      hashTimer = null;
+      lastHashWrite = performance.now();
+      if (location.hash !== pendingHash) history.replaceState(null, '', pendingHash);
+    };
+    const wait = lastHashWrite + 100 - performance.now();
+    if (wait <= 0) flush();
+    else hashTimer = setTimeout(flush, wait);
+  }
+
   function hashOf(texts, backend) {
     const p = new URLSearchParams();
     for (const k of knobs) p.set(k.key, texts[k.key] ?? '');

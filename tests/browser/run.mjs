@@ -84,8 +84,12 @@ async function schemaOf(page) {
   });
 }
 
-/** The page URL's hash parameters. */
-const hashParams = (page) => new URLSearchParams(new URL(page.url()).hash.slice(1));
+/** The page URL's hash parameters, once the page has written its latest state there
+ *  (it coalesces writes to at most one per 100 ms). */
+async function hashParams(page) {
+  await page.waitForFunction(() => location.hash === window.rdbench.controls.hash(), null, { timeout: 2000 });
+  return new URLSearchParams(new URL(page.url()).hash.slice(1));
+}
 
 /** What Run would send now ({config, backend}, or null while a control is invalid). */
 const nextStart = (page) => page.evaluate(() => window.rdbench.nextStart());
@@ -206,8 +210,8 @@ test('bad URL values are reported and replaced by defaults', async () => {
   assert((await page.inputValue('#epochs')) === String(defaults.epochs), 'epochs back to default');
   assert((await page.inputValue('#backend')) === 'auto', 'backend back to default');
   assert(!(await page.isDisabled('#run')), 'run still possible');
-  assert(hashParams(page).get('n_seeds') === String(defaults.n_seeds), 'URL rewritten with valid values');
-  assert(!hashParams(page).has('bogus'), 'unknown key dropped from the URL');
+  assert((await hashParams(page)).get('n_seeds') === String(defaults.n_seeds), 'URL rewritten with valid values');
+  assert(!(await hashParams(page)).has('bogus'), 'unknown key dropped from the URL');
   const next = await nextStart(page);
   assert(next && same(next.config.lrs, defaults.lrs) && next.config.k_max === 16, `config sent: ${JSON.stringify(next)}`);
   await page.screenshot({ path: join(ARTIFACTS, 'bad-url.png') });
@@ -226,7 +230,7 @@ test('an invalid value typed in a control blocks Run and names the field', async
   await setField(page, 'n_seeds', '3');
   assert(!(await page.isDisabled('#run')), 'run enabled again');
   assert(!(await page.isVisible('#n_seeds-error')) && !(await page.isVisible('#run-reason')), 'messages gone');
-  assert(hashParams(page).get('n_seeds') === '3', 'URL follows the controls');
+  assert((await hashParams(page)).get('n_seeds') === '3', 'URL follows the controls');
   assert((await nextStart(page)).config.n_seeds === 3, 'config follows the controls');
 });
 
@@ -243,12 +247,12 @@ test('lr list: Run stays off while any lr is invalid, and the run sends exactly 
   assert((await page.textContent('#run-reason')).toLowerCase().includes('learning rate'), 'reason names the lrs');
   assert((await nextStart(page)) === null, 'a config would be sent');
   const shown = async () => Promise.all([0, 1, 2].map((i) => page.inputValue(`#lr-${i}`)));
-  assert(hashParams(page).get('lrs') === (await shown()).join(','), `hash ${hashParams(page).get('lrs')} is not what is shown`);
+  assert((await hashParams(page)).get('lrs') === (await shown()).join(','), `hash ${(await hashParams(page)).get('lrs')} is not what is shown`);
   await setField(page, 'lr-0', '0.005');
   assert(!(await page.isDisabled('#run')), 'Run still off');
   const next = await nextStart(page);
   assert(same(next.config.lrs, [0.005, 0.02, 0.01]), `config lrs ${next.config.lrs}`);
-  assert(hashParams(page).get('lrs') === '0.005,0.02,0.01', `hash lrs ${hashParams(page).get('lrs')}`);
+  assert((await hashParams(page)).get('lrs') === '0.005,0.02,0.01', `hash lrs ${(await hashParams(page)).get('lrs')}`);
   // Run sends exactly that config.
   await page.selectOption('#backend', 'cpu');
   await page.click('#run');
@@ -265,7 +269,7 @@ test('a number typed keystroke by keystroke: the config is what the box shows', 
   const type = async (text) => { await page.fill('#n_seeds', ''); await page.locator('#n_seeds').pressSequentially(text); };
   await type('12');
   assert((await nextStart(page)).config.n_seeds === 12, 'config stopped at a keystroke on the way');
-  assert(hashParams(page).get('n_seeds') === '12', 'hash');
+  assert((await hashParams(page)).get('n_seeds') === '12', 'hash');
   // Above the slider's range but valid: the slider pins at its end and leaves the text alone.
   const big = knob.slider.max + 1;
   assert(big <= knob.max, 'schema: a value between the slider and the knob maximum exists');
@@ -280,8 +284,28 @@ test('a number typed keystroke by keystroke: the config is what the box shows', 
   assert(await page.isDisabled('#run'), 'Run enabled with an invalid value shown');
   assert((await nextStart(page)) === null, 'a config would be sent');
   assert(await page.isVisible('#n_seeds-error'), 'no visible message');
-  assert(hashParams(page).get('n_seeds') === tooBig, 'hash is not what is shown');
+  assert((await hashParams(page)).get('n_seeds') === tooBig, 'hash is not what is shown');
   await page.screenshot({ path: join(ARTIFACTS, 'invalid-typed.png') });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('a long slider drag leaves the URL at the last position', async () => {
+  // Chromium drops history updates past 200 in 10 s; the page must still end on the last state.
+  const page = await openPage(cpuBrowser);
+  const last = await page.evaluate(() => {
+    const s = document.getElementById('n_seeds-range');
+    const [lo, hi] = [Number(s.min), Number(s.max)];
+    let v = lo;
+    for (let i = 0; i < 400; i++) {
+      v = lo + (i % (hi - lo + 1));
+      s.value = String(v);
+      s.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    return v;
+  });
+  assert((await page.inputValue('#n_seeds')) === String(last), 'text follows the slider');
+  assert((await nextStart(page)).config.n_seeds === last, 'config follows the slider');
+  assert((await hashParams(page)).get('n_seeds') === String(last), 'hash');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
@@ -297,7 +321,7 @@ test('a link pasted into the open tab reloads the form; back and forward follow'
   const next = await nextStart(page);
   assert(same(next.config, { ...defaults, n_seeds: 7, lrs: [0.002, 0.02], epochs: 2 }), `config ${JSON.stringify(next.config)}`);
   assert(next.backend === 'cpu', 'backend sent');
-  const params = hashParams(page);
+  const params = (await hashParams(page));
   for (const key of Object.keys(defaults)) assert(params.has(key), `hash misses ${key}`);
   assert(params.get('n_seeds') === '7' && params.get('lrs') === '0.002,0.02', 'hash');
   // An invalid value in a pasted link: listed in the banner and replaced by its default.
@@ -356,7 +380,7 @@ test('every knob of config_schema() has a labelled control that drives the confi
     }
     const after = await config();
     assert(after && same(after[k.key], want), `${k.key}: config ${JSON.stringify(after?.[k.key])} after setting ${JSON.stringify(want)}`);
-    const inHash = hashParams(page).get(k.key);
+    const inHash = (await hashParams(page)).get(k.key);
     assert(same(k.kind === 'lr_list' ? inHash.split(',').map(Number) : typeof want === 'number' ? Number(inHash) : inHash, want), `${k.key}: hash ${inHash}`);
     if (k.slider) {
       // The slider drives the same text: move it to an end and read the text and the config.
@@ -391,7 +415,7 @@ test('presets come from the schema and set every control', async () => {
     await button.click();
     const next = await nextStart(page);
     assert(next && same(next.config, p.config), `preset ${p.name}: ${JSON.stringify(next?.config)}`);
-    assert(Number(hashParams(page).get('epochs')) === p.config.epochs, `preset ${p.name}: hash`);
+    assert(Number((await hashParams(page)).get('epochs')) === p.config.epochs, `preset ${p.name}: hash`);
   }
 });
 
