@@ -118,10 +118,21 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
       box.value = sliderToText(knob, slider);
       update('lrs', slider);
     });
-    box.addEventListener('input', () => update('lrs'));
+    box.addEventListener('input', () => {
+      // A pasted list ("0.001,0.01") becomes one row per lr, so the rows show what runs.
+      if (box.value.includes(',')) {
+        const texts = lrTexts();
+        const parts = box.value.split(',').map((s) => s.trim());
+        setLrTexts([...texts.slice(0, i), ...parts, ...texts.slice(i + 1)]);
+        $(`lr-${i + parts.length - 1}`).focus();
+      }
+      update('lrs');
+    });
     remove.addEventListener('click', () => {
       setLrTexts(lrTexts().filter((_, j) => j !== i));
       update('lrs');
+      // The row and its button are gone: keep the keyboard user in the list.
+      $(`lr-${Math.max(0, i - 1)}`).focus();
     });
     row.append(slider, box, remove);
     return row;

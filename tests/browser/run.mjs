@@ -250,9 +250,13 @@ test('lr list: Run stays off while any lr is invalid, and the run sends exactly 
   assert((await hashParams(page)).get('lrs') === (await shown()).join(','), `hash ${(await hashParams(page)).get('lrs')} is not what is shown`);
   await setField(page, 'lr-0', '0.005');
   assert(!(await page.isDisabled('#run')), 'Run still off');
-  const next = await nextStart(page);
-  assert(same(next.config.lrs, [0.005, 0.02, 0.01]), `config lrs ${next.config.lrs}`);
+  assert(same((await nextStart(page)).config.lrs, [0.005, 0.02, 0.01]), 'config lrs');
   assert((await hashParams(page)).get('lrs') === '0.005,0.02,0.01', `hash lrs ${(await hashParams(page)).get('lrs')}`);
+  // A list pasted into one box becomes one row per lr.
+  await setField(page, 'lr-2', '0.01,0.05');
+  assert((await page.locator('#lr-list .lr-row').count()) === 4 && (await page.inputValue('#lr-3')) === '0.05', 'pasted list not split into rows');
+  const next = await nextStart(page);
+  assert(same(next.config.lrs, [0.005, 0.02, 0.01, 0.05]), `config lrs ${next.config.lrs}`);
   // Run sends exactly that config.
   await page.selectOption('#backend', 'cpu');
   await page.click('#run');
