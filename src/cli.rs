@@ -1,11 +1,12 @@
 //! The native command line: `run` the bench, `validate` a report, `bench` the engine.
 
 use crate::backend;
-use crate::config::{BenchConfig, Policy};
+use crate::config::{BenchConfig, KNOBS, Knob, KnobKind, parse_texts};
 use crate::progress::{Event, Host};
 use crate::protocol::run_bench;
 use crate::report::validate_json;
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command as ClapCommand, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
@@ -31,95 +32,91 @@ enum Command {
     Bench(crate::benchmark::BenchArgs),
 }
 
-/// Flags of `run`, one per config field.
-#[derive(Args, Debug)]
+/// Flags of `run`: one per knob of the config table ([`crate::config::KNOBS`]), plus where
+/// and how to run. The knob flags are built from the table, not listed here.
+#[derive(Debug)]
 struct RunArgs {
-    /// Paired seeds per arm.
-    #[arg(long, default_value_t = 8)]
-    seeds: usize,
-    /// Sweep seeds per arm and lr.
-    #[arg(long = "sweep-seeds", default_value_t = 3)]
-    sweep_seeds: usize,
-    /// Learning-rate grid, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "0.001,0.003,0.01")]
-    lrs: Vec<f64>,
-    /// Training epochs.
-    #[arg(long, default_value_t = 15)]
-    epochs: usize,
-    /// Minibatch size.
-    #[arg(long, default_value_t = 32)]
-    batch: usize,
-    /// GRU hidden size.
-    #[arg(long, default_value_t = 32)]
-    hidden: usize,
-    /// Defect threshold tau.
-    #[arg(long, default_value_t = 0.08)]
-    tau: f64,
-    /// Largest checkpoint interval.
-    #[arg(long = "k-max", default_value_t = 16)]
-    k_max: usize,
-    /// Interval policy: one_step or chained.
-    #[arg(long, default_value = "one_step")]
-    policy: String,
-    /// Fixed-point iterations per reversal.
-    #[arg(long = "reversal-iters", default_value_t = 20)]
-    reversal_iters: usize,
-    /// Dataset seed.
-    #[arg(long = "data-seed", default_value_t = 0)]
-    data_seed: u64,
-    /// Significance level.
-    #[arg(long, default_value_t = 0.05)]
-    alpha: f64,
-    /// Monte Carlo sign vectors when n_pairs > 20.
-    #[arg(long, default_value_t = 10_000)]
-    permutations: usize,
-    /// Bootstrap resamples for the CI of delta_mean.
-    #[arg(long, default_value_t = 10_000)]
-    bootstrap: usize,
-    /// Track.
-    #[arg(long, default_value = "dynamics")]
-    track: String,
-    /// Model.
-    #[arg(long, default_value = "rnn_small")]
-    model: String,
-    /// Compute backend: flex (CPU), ndarray (CPU) or vulkan (`wgpu` feature).
-    #[arg(long, default_value = "flex")]
+    /// `(config key, text)` of every knob flag given on the command line.
+    texts: Vec<(String, String)>,
     backend: String,
-    /// Where to write the report.
-    #[arg(long, default_value = "bench_report.json")]
     out: PathBuf,
-    /// No progress bar.
-    #[arg(long)]
     quiet: bool,
+}
+
+impl clap::FromArgMatches for RunArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let texts = KNOBS
+            .iter()
+            .filter(|k| m.value_source(k.key) == Some(ValueSource::CommandLine))
+            .filter_map(|k| m.get_one::<String>(k.key).map(|v| (k.key.to_string(), v.clone())))
+            .collect();
+        Ok(RunArgs {
+            texts,
+            backend: m.get_one::<String>("backend").cloned().unwrap_or_default(),
+            out: m.get_one::<PathBuf>("out").cloned().unwrap_or_default(),
+            quiet: m.get_flag("quiet"),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// The help line of a knob: its help, unit, accepted values and default.
+fn knob_help(k: &Knob) -> String {
+    let unit = if k.unit.is_empty() { String::new() } else { format!(" [{}]", k.unit) };
+    let values = match k.kind {
+        KnobKind::Choice(choices) => {
+            format!(" One of: {}.", choices().iter().map(|c| c.0).collect::<Vec<_>>().join(", "))
+        }
+        _ => String::new(),
+    };
+    format!("{}{unit}{values}", k.help)
+}
+
+impl clap::Args for RunArgs {
+    fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        let cmd = KNOBS.iter().fold(cmd, |cmd, k| {
+            cmd.arg(
+                Arg::new(k.key)
+                    .long(k.flag.trim_start_matches("--"))
+                    .value_name(k.key)
+                    .help(knob_help(k))
+                    .default_value(k.default),
+            )
+        });
+        cmd.arg(
+            Arg::new("backend")
+                .long("backend")
+                .default_value("flex")
+                .help("Compute backend: flex (CPU), ndarray (CPU) or vulkan (`wgpu` feature)."),
+        )
+        .arg(
+            Arg::new("out")
+                .long("out")
+                .value_parser(clap::value_parser!(PathBuf))
+                .default_value("bench_report.json")
+                .help("Where to write the report."),
+        )
+        .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar."))
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
+    }
 }
 
 impl RunArgs {
     fn config(&self) -> Result<BenchConfig, String> {
-        let policy = match self.policy.as_str() {
-            "one_step" => Policy::OneStep,
-            "chained" => Policy::Chained,
-            other => return Err(format!("invalid value for --policy: must be one_step or chained (got {other:?})")),
-        };
-        let cfg = BenchConfig {
-            track: self.track.clone(),
-            model: self.model.clone(),
-            n_seeds: self.seeds,
-            n_sweep_seeds: self.sweep_seeds,
-            lrs: self.lrs.clone(),
-            epochs: self.epochs,
-            batch_size: self.batch,
-            hidden_size: self.hidden,
-            tau: self.tau,
-            k_max: self.k_max,
-            policy,
-            reversal_iters: self.reversal_iters,
-            data_seed: self.data_seed,
-            alpha: self.alpha,
-            permutations: self.permutations,
-            bootstrap_resamples: self.bootstrap,
-        };
-        cfg.validate().map_err(|e| format!("invalid value for {}: {}", e.flag(), e.message))?;
-        Ok(cfg)
+        parse_texts(self.texts.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("invalid value for {}: {}", e.flag(), e.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
     }
 }
 
@@ -206,5 +203,38 @@ fn validate(file: &PathBuf) -> i32 {
             }
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every knob of the config table is a flag of `run` (and the table covers every config
+    /// field: see `config::tests`), so a new field cannot go without a flag.
+    #[test]
+    fn every_knob_is_a_run_flag() {
+        let cmd = Cli::command();
+        let run = cmd.find_subcommand("run").expect("run subcommand");
+        for k in KNOBS {
+            let arg =
+                run.get_arguments().find(|a| a.get_id() == k.key).unwrap_or_else(|| panic!("no flag for {}", k.key));
+            assert_eq!(format!("--{}", arg.get_long().unwrap()), k.flag);
+            assert_eq!(arg.get_default_values(), [k.default]);
+        }
+    }
+
+    #[test]
+    fn flags_reach_the_config() {
+        let cli =
+            Cli::try_parse_from(["rdbench", "run", "--seeds", "5", "--lrs", "0.1,0.2", "--policy", "chained"]).unwrap();
+        let Command::Run(args) = cli.command else { panic!("not run") };
+        let cfg = args.config().unwrap();
+        assert_eq!((cfg.n_seeds, cfg.lrs.clone(), cfg.policy.as_str()), (5, vec![0.1, 0.2], "chained"));
+        assert_eq!(
+            BenchConfig { n_seeds: 8, lrs: vec![0.001, 0.003, 0.01], policy: crate::config::Policy::OneStep, ..cfg },
+            BenchConfig::default()
+        );
     }
 }

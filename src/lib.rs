@@ -9,6 +9,8 @@ pub mod config;
 pub mod error;
 pub mod idea;
 pub mod mechanism;
+pub mod messages;
+pub mod model;
 pub mod progress;
 pub mod report;
 pub mod stats;
@@ -17,8 +19,6 @@ pub mod track;
 
 #[cfg(feature = "engine")]
 pub mod backend;
-#[cfg(feature = "engine")]
-pub mod model;
 #[cfg(feature = "engine")]
 pub mod probe;
 #[cfg(feature = "engine")]

@@ -1,10 +1,10 @@
 //! The reversal probe (spec §5): how well the trained cell can rebuild h_{t-1} from h_t,
 //! the interval it implies, and what checkpointing at that interval does to the gradient.
 
-use crate::idea::policy::Policy;
 use crate::error::EngineError;
-use crate::model::RecurrentModel;
+use crate::idea::policy::Policy;
 use crate::idea::policy::{chained_ks, choose_k};
+use crate::model::RecurrentModel;
 pub use crate::progress::{ChainedDefect, ProbeRecord};
 use crate::train::batch::Batch;
 use crate::train::checkpointed::{checkpoint_count, checkpointed_grads};

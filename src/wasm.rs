@@ -1,8 +1,9 @@
 //! The browser worker's door to the engine (wasm32 only). `www/worker.js` drives it; the
-//! message protocol is documented in `www/protocol.js`.
+//! messages are the typed enums of `messages.rs` (mirrored by `www/protocol.js`).
 
 use crate::backend::{self, Backend};
-use crate::config::BenchConfig;
+use crate::error::EngineError;
+use crate::messages::{Request, StopReason, WorkerEvent};
 use crate::progress::{Event, Host, RunRecord};
 use crate::protocol::run_bench as engine_run;
 use js_sys::{Function, Promise};
@@ -30,16 +31,14 @@ thread_local! {
     static WEBGPU: RefCell<Option<Backend>> = const { RefCell::new(None) };
 }
 
-/// Initialise a backend ("webgpu" or "cpu") and return `{backend, adapter}`.
-/// WebGPU is initialised once per worker and reused. `adapter_hint` is the browser's own
-/// description of its adapter (wgpu often cannot name it inside a browser).
+/// Initialise a backend ("webgpu" or "cpu") and return its `backend` event (the worker adds
+/// the note). WebGPU is initialised once per worker and reused. `adapter_hint` is the
+/// browser's own description of its adapter (wgpu often cannot name it inside a browser).
 #[wasm_bindgen]
 pub async fn init_backend(kind: String, adapter_hint: String) -> Result<JsValue, JsValue> {
     let b = backend_for(&kind, &adapter_hint).await.map_err(|e| JsValue::from_str(&e))?;
-    let out = js_sys::Object::new();
-    js_sys::Reflect::set(&out, &"backend".into(), &b.name.into())?;
-    js_sys::Reflect::set(&out, &"adapter".into(), &b.adapter.into())?;
-    Ok(out.into())
+    let event = WorkerEvent::Backend { backend: b.name, adapter: b.adapter, note: String::new() };
+    serde::Serialize::serialize(&event, &serde_wasm_bindgen::Serializer::json_compatible()).map_err(JsValue::from)
 }
 
 async fn backend_for(kind: &str, hint: &str) -> Result<Backend, String> {
@@ -77,6 +76,14 @@ async fn webgpu(_hint: &str) -> Result<Backend, String> {
     Err("this build has no WebGPU backend".into())
 }
 
+/// Send one event to the page's handler as a plain JS object.
+fn emit(on_event: &Function, event: &WorkerEvent) {
+    let ser = serde_wasm_bindgen::Serializer::json_compatible();
+    if let Ok(v) = serde::Serialize::serialize(event, &ser) {
+        let _ = on_event.call1(&JsValue::NULL, &v);
+    }
+}
+
 /// Forwards engine events to JS, throttled, and lets the worker's event loop run.
 struct WorkerHost {
     on_event: Function,
@@ -88,18 +95,19 @@ struct WorkerHost {
 
 impl Host for WorkerHost {
     fn event(&mut self, event: &Event) {
-        // Progress at most every 100 ms (enough for a smooth bar); every run-finished.
-        if let Event::Progress(p) = event {
-            let due = self.last_progress.is_none_or(|t| t.elapsed().as_millis() >= 100);
-            if !due && p.step != p.steps {
-                return;
+        let message = match event {
+            // Progress at most every 100 ms (enough for a smooth bar), and each epoch's end.
+            Event::Progress(p) => {
+                let due = self.last_progress.is_none_or(|t| t.elapsed().as_millis() >= 100);
+                if !due && p.step != p.steps {
+                    return;
+                }
+                self.last_progress = Some(Instant::now());
+                WorkerEvent::Progress { progress: p.clone() }
             }
-            self.last_progress = Some(Instant::now());
-        }
-        let ser = serde_wasm_bindgen::Serializer::json_compatible();
-        if let Ok(v) = serde::Serialize::serialize(event, &ser) {
-            let _ = self.on_event.call1(&JsValue::NULL, &v);
-        }
+            Event::RunFinished(run) => WorkerEvent::RunFinished { run: run.clone() },
+        };
+        emit(&self.on_event, &message);
     }
 
     fn cancelled(&self) -> bool {
@@ -121,51 +129,59 @@ impl Host for WorkerHost {
     }
 }
 
-/// Parse the page's config JSON, naming the field that does not fit.
-fn parse_config(text: &str) -> Result<BenchConfig, String> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let cfg: BenchConfig =
-        serde_path_to_error::deserialize(de).map_err(|e| format!("config field {}: {}", e.path(), e.inner()))?;
-    cfg.validate().map_err(|e| format!("config field {}: {}", e.field, e.message))?;
-    Ok(cfg)
-}
-
-/// Run the bench. Resolves to the report JSON; rejects with `{reason, message, runs}`
-/// (`runs`: JSON of the runs finished before it stopped).
+/// Run the bench of a `start` request (a [`Request`] object) on `backend_kind` ("webgpu" or
+/// "cpu", resolved by the worker). Every outcome is an event through `on_event`: progress,
+/// finished runs, then `report` or `stopped`. Rejects only if the engine panics.
 #[wasm_bindgen]
 pub async fn run_bench(
-    config_json: String,
+    request: JsValue,
     backend_kind: String,
-    prior_runs_json: String,
     on_event: Function,
     is_cancelled: Function,
     yield_now: Function,
-) -> Result<String, JsValue> {
-    let fail = |reason: &str, message: String, runs: &[RunRecord]| -> JsValue {
-        let o = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&o, &"reason".into(), &reason.into());
-        let _ = js_sys::Reflect::set(&o, &"message".into(), &message.into());
-        let runs = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
-        let _ = js_sys::Reflect::set(&o, &"runs".into(), &runs.into());
-        o.into()
-    };
-    let cfg = parse_config(&config_json).map_err(|e| fail("config", e, &[]))?;
-    let prior: Vec<RunRecord> = if prior_runs_json.trim().is_empty() {
-        Vec::new()
-    } else {
-        serde_json::from_str(&prior_runs_json).map_err(|e| fail("config", format!("finished runs: {e}"), &[]))?
-    };
-    let backend = backend_for(&backend_kind, "").await.map_err(|e| fail("backend", e, &[]))?;
-    let mut host = WorkerHost { on_event, is_cancelled, yield_now, last_progress: None, last_yield: Instant::now() };
-    match engine_run(&cfg, &backend, &prior, &mut host).await {
-        Ok(report) => Ok(report.to_json() + "\n"),
-        Err(stopped) => {
-            let reason = match stopped.reason {
-                crate::error::EngineError::Cancelled => "cancelled",
-                crate::error::EngineError::Config(_) => "config",
-                crate::error::EngineError::Device(_) => "device",
-            };
-            Err(fail(reason, stopped.reason.to_string(), &stopped.runs))
+) -> Result<(), JsValue> {
+    let stopped =
+        |reason: StopReason, message: String, runs: Vec<RunRecord>| WorkerEvent::Stopped { reason, message, runs };
+    let (cfg, prior) = match serde_wasm_bindgen::from_value::<Request>(request) {
+        Ok(Request::Start { config, prior, .. }) => (config, prior),
+        Ok(other) => {
+            emit(&on_event, &stopped(StopReason::Config, format!("not a start request: {other:?}"), vec![]));
+            return Ok(());
         }
+        Err(e) => {
+            emit(&on_event, &stopped(StopReason::Config, format!("malformed start request: {e}"), vec![]));
+            return Ok(());
+        }
+    };
+    if let Err(e) = cfg.validate() {
+        emit(&on_event, &stopped(StopReason::Config, e.to_string(), prior));
+        return Ok(());
     }
+    let backend = match backend_for(&backend_kind, "").await {
+        Ok(b) => b,
+        Err(e) => {
+            emit(&on_event, &stopped(StopReason::Backend, e, prior));
+            return Ok(());
+        }
+    };
+    let mut host = WorkerHost {
+        on_event: on_event.clone(),
+        is_cancelled,
+        yield_now,
+        last_progress: None,
+        last_yield: Instant::now(),
+    };
+    let event = match engine_run(&cfg, &backend, &prior, &mut host).await {
+        Ok(report) => WorkerEvent::Report { json: report.to_json() + "\n" },
+        Err(s) => {
+            let reason = match s.reason {
+                EngineError::Cancelled => StopReason::Cancelled,
+                EngineError::Config(_) => StopReason::Config,
+                EngineError::Device(_) => StopReason::Device,
+            };
+            stopped(reason, s.reason.to_string(), s.runs)
+        }
+    };
+    emit(&on_event, &event);
+    Ok(())
 }

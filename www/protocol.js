@@ -1,41 +1,60 @@
-// The message protocol between the page (www/app.js) and the engine worker (www/worker.js).
+// The typed messages between the page and the engine worker: the JS mirror of the serde enums
+// in src/messages.rs (`Request`, `WorkerEvent`, `StopReason`). A Rust test checks that every
+// type name spelled here matches them. Messages are plain objects (structured clone); the
+// finished report travels as its JSON text, to be saved byte for byte.
 //
 // Page -> worker
-//   { type: 'start', config, backend, prior }
-//       config:  the bench config, keys as in bench_report.json's "config" (see config.js)
-//       backend: 'auto' | 'webgpu' | 'cpu'
-//       prior:   finished runs (RunRecord objects) to reuse instead of retraining: the runs of a
-//                cancelled or failed bench with the same config. [] for a fresh bench.
-//   { type: 'cancel' }
-//       stop before the next training step; the worker answers with 'stopped'.
+//   { type: 'start', config, backend, prior }  config: the bench config (report `config` keys);
+//                                              backend: 'auto' | 'webgpu' | 'cpu'; prior: the
+//                                              RunRecords of a stopped bench to reuse ([] = fresh)
+//   { type: 'cancel' }                         stop before the next training step
 //
 // Worker -> page
-//   { type: 'loaded' }                          the engine's wasm is compiled and ready
-//   { type: 'backend', backend, adapter, note } the backend a 'start' runs on ('cpu-flex' or
-//                                               'webgpu'); note says why 'auto' fell back to the CPU
-//   { type: 'progress', progress }              after training steps, at most every 100 ms:
-//                                               phase, arm, epoch/epochs, step/steps, runs_done,
-//                                               runs_total, fraction, lrs, seeds, losses, elapsed_s
-//   { type: 'run-finished', run }               a run's final record (RunRecord of the report)
-//   { type: 'report', json }                    the finished report, the exact text to download
-//   { type: 'stopped', reason, message, runs }  the bench stopped early: reason 'cancelled',
-//                                               'device' (WebGPU failed), 'backend' (init failed)
-//                                               or 'config'; runs = the finished RunRecords
-//   { type: 'error', message, fatal }           the engine crashed (a panic or a lost device);
-//                                               fatal: the worker must be replaced
+//   { type: 'loaded' }                         the engine's wasm is ready
+//   { type: 'backend', backend, adapter, note } the backend a start runs on; note: why auto chose it
+//   { type: 'progress', progress }             at most every 100 ms: phase, arm, epoch, epochs, step,
+//                                              steps, runs_done, runs_total, fraction, lrs, seeds,
+//                                              losses, elapsed_s
+//   { type: 'run_finished', run }              a run's final RunRecord
+//   { type: 'report', json }                   the finished report text
+//   { type: 'stopped', reason, message, runs } stopped early; reason: 'cancelled' | 'device' |
+//                                              'backend' | 'config'; runs: the finished RunRecords
+//   { type: 'error', message, fatal }          the engine crashed; fatal: replace the worker
 
-/** Message constructors, so both sides spell the protocol the same way. */
-export const toWorker = {
-  start: (config, backend, prior = []) => ({ type: 'start', config, backend, prior }),
-  cancel: () => ({ type: 'cancel' }),
-};
+/** Request type names (page -> worker). */
+export const REQUEST = Object.freeze({ start: 'start', cancel: 'cancel' });
 
-export const fromWorker = {
-  loaded: () => ({ type: 'loaded' }),
-  backend: (backend, adapter, note = '') => ({ type: 'backend', backend, adapter, note }),
-  progress: (progress) => ({ type: 'progress', progress }),
-  runFinished: (run) => ({ type: 'run-finished', run }),
-  report: (json) => ({ type: 'report', json }),
-  stopped: (reason, message, runs) => ({ type: 'stopped', reason, message, runs }),
-  error: (message, fatal) => ({ type: 'error', message, fatal }),
-};
+/** Event type names (worker -> page). */
+export const EVENT = Object.freeze({
+  loaded: 'loaded',
+  backend: 'backend',
+  progress: 'progress',
+  runFinished: 'run_finished',
+  report: 'report',
+  stopped: 'stopped',
+  error: 'error',
+});
+
+/** Why a bench stopped early. */
+export const STOP_REASON = Object.freeze({ cancelled: 'cancelled', device: 'device', backend: 'backend', config: 'config' });
+
+/** The backends a user can ask for (not a config field: the same config runs on any). */
+export const BACKENDS = Object.freeze([
+  { value: 'auto', label: 'auto (WebGPU if available)' },
+  { value: 'webgpu', label: 'WebGPU' },
+  { value: 'cpu', label: 'CPU (wasm)' },
+]);
+
+/** Requests, so both sides spell them the same way. */
+export const request = Object.freeze({
+  start: (config, backend, prior = []) => ({ type: REQUEST.start, config, backend, prior }),
+  cancel: () => ({ type: REQUEST.cancel }),
+});
+
+/** The events the worker script makes itself (the engine makes the others). */
+export const event = Object.freeze({
+  loaded: () => ({ type: EVENT.loaded }),
+  backend: (backend, adapter, note = '') => ({ type: EVENT.backend, backend, adapter, note }),
+  stopped: (reason, message, runs = []) => ({ type: EVENT.stopped, reason, message, runs }),
+  error: (message, fatal) => ({ type: EVENT.error, message, fatal }),
+});

@@ -1,6 +1,7 @@
-// The engine worker: loads the engine's wasm and runs benches. Protocol: protocol.js.
+// The engine worker: loads the engine's wasm, resolves the backend, runs benches. Every
+// message is one of the typed messages of protocol.js (src/messages.rs).
 import init, { init_backend, run_bench } from './pkg/rdbench.js';
-import { fromWorker } from './protocol.js';
+import { REQUEST, STOP_REASON, event } from './protocol.js';
 
 let cancelRequested = false;
 let busy = false;
@@ -12,8 +13,8 @@ channel.port1.onmessage = () => waiting.shift()?.();
 const yieldNow = () => new Promise((resolve) => { waiting.push(resolve); channel.port2.postMessage(0); });
 
 const ready = init().then(
-  () => postMessage(fromWorker.loaded()),
-  (e) => { postMessage(fromWorker.error(`could not load the engine: ${e?.message ?? e}`, true)); throw e; },
+  () => postMessage(event.loaded()),
+  (e) => { postMessage(event.error(`could not load the engine: ${e?.message ?? e}`, true)); throw e; },
 );
 
 async function gpuAdapter() {
@@ -29,66 +30,54 @@ function describe(adapter) {
   return `${words || 'unnamed adapter'}${fallback ? ' (fallback adapter)' : ''}`;
 }
 
+/** Initialise `kind` and announce it; returns the kind. */
+async function use(kind, hint, note = '') {
+  const b = await init_backend(kind, hint);
+  postMessage({ ...b, note });
+  return kind;
+}
+
 /** Resolve 'auto' and initialise the backend; returns the backend kind used. */
 async function chooseBackend(requested) {
-  if (requested === 'cpu') {
-    const b = await init_backend('cpu', '');
-    postMessage(fromWorker.backend(b.backend, b.adapter));
-    return 'cpu';
-  }
+  if (requested === 'cpu') return use('cpu', '');
   const adapter = await gpuAdapter();
   if (!adapter) {
     if (requested === 'webgpu') throw new Error('WebGPU is not available in this browser (navigator.gpu gave no adapter).');
-    const b = await init_backend('cpu', '');
-    postMessage(fromWorker.backend(b.backend, b.adapter, 'no WebGPU adapter: running on the CPU'));
-    return 'cpu';
+    return use('cpu', '', 'no WebGPU adapter: running on the CPU');
   }
   try {
-    const b = await init_backend('webgpu', describe(adapter));
-    postMessage(fromWorker.backend(b.backend, b.adapter));
-    return 'webgpu';
+    return await use('webgpu', describe(adapter));
   } catch (e) {
     if (requested === 'webgpu') throw e;
-    const b = await init_backend('cpu', '');
-    postMessage(fromWorker.backend(b.backend, b.adapter, `WebGPU failed to start (${e?.message ?? e}): running on the CPU`));
-    return 'cpu';
+    return use('cpu', '', `WebGPU failed to start (${e?.message ?? e}): running on the CPU`);
   }
 }
 
-async function start({ config, backend, prior }) {
-  if (busy) return postMessage(fromWorker.stopped('config', 'a bench is already running', []));
+async function start(req) {
+  const prior = req.prior ?? [];
+  if (busy) return postMessage(event.stopped(STOP_REASON.config, 'a bench is already running', prior));
   busy = true;
   cancelRequested = false;
   try {
     await ready;
     let kind;
     try {
-      kind = await chooseBackend(backend);
+      kind = await chooseBackend(req.backend);
     } catch (e) {
-      postMessage(fromWorker.stopped('backend', String(e?.message ?? e), prior ?? []));
+      postMessage(event.stopped(STOP_REASON.backend, String(e?.message ?? e), prior));
       return;
     }
-    const onEvent = (ev) => {
-      if (ev.type === 'progress') postMessage(fromWorker.progress(ev));
-      else if (ev.type === 'run_finished') postMessage(fromWorker.runFinished(ev));
-    };
-    const json = await run_bench(
-      JSON.stringify(config), kind, JSON.stringify(prior ?? []), onEvent, () => cancelRequested, yieldNow,
-    );
-    postMessage(fromWorker.report(json));
+    // The engine sends every outcome (progress, run_finished, report, stopped) as an event.
+    await run_bench(req, kind, (ev) => postMessage(ev), () => cancelRequested, yieldNow);
   } catch (e) {
-    if (e && typeof e === 'object' && 'reason' in e) {
-      postMessage(fromWorker.stopped(e.reason, e.message, JSON.parse(e.runs || '[]')));
-    } else {
-      // A panic or a lost device: this instance cannot be trusted any more.
-      postMessage(fromWorker.error(String(e?.message ?? e), true));
-    }
+    // A panic or a lost device: this instance cannot be trusted any more.
+    postMessage(event.error(String(e?.message ?? e), true));
   } finally {
     busy = false;
   }
 }
 
 onmessage = ({ data }) => {
-  if (data?.type === 'cancel') cancelRequested = true;
-  else if (data?.type === 'start') start(data);
+  if (data?.type === REQUEST.cancel) cancelRequested = true;
+  else if (data?.type === REQUEST.start) start(data);
 };

@@ -68,3 +68,20 @@ pub fn draw_losses(canvas: HtmlCanvasElement, caption: &str, series_json: &str, 
     let runs: Vec<live::Series> = serde_json::from_str(series_json).map_err(|e| JsError::new(&e.to_string()))?;
     js(live::draw(&area(canvas)?, caption, &runs, Scale(dpr)))
 }
+
+/// The configuration schema (knobs, presets, defaults) as JSON: the page builds its controls
+/// from it, so it keeps no defaults or limits of its own.
+#[wasm_bindgen]
+pub fn config_schema() -> String {
+    rdbench::config::schema().to_string()
+}
+
+/// Parse the page's control texts (`{key: text}` JSON) into `{config, errors, texts}` JSON:
+/// the config to run (null unless every field is valid), every error with its field, and the
+/// canonical text of every knob (the URL hash).
+#[wasm_bindgen]
+pub fn parse_config(texts_json: &str) -> Result<String, JsError> {
+    let texts: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(texts_json).map_err(|e| JsError::new(&format!("control texts: {e}")))?;
+    Ok(rdbench::config::parse_page_texts(&texts).to_string())
+}

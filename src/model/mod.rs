@@ -2,19 +2,46 @@
 //!
 //! Every parameter tensor has a leading run dimension `R`; hidden states are
 //! `[R, B, H]`, inputs and targets of one step `[R, B, F]`. A model is a small
-//! trait so that adding one (spec §7) touches one file plus [`by_name`].
+//! trait so that adding one (spec §7) touches one file plus a line in [`MODELS`]. The
+//! registry itself is burn-free, so the config check and the page's schema can list it.
 
+#[cfg(feature = "engine")]
 mod gru;
 
+#[cfg(feature = "engine")]
 pub use gru::Gru;
 
+#[cfg(feature = "engine")]
 use burn::tensor::Tensor;
+#[cfg(feature = "engine")]
 use rand_chacha::ChaCha8Rng;
 
+/// One model a config can name: the registry entry the config check, the CLI help and the
+/// page's choices all read.
+pub struct ModelEntry {
+    /// Config name.
+    pub name: &'static str,
+    /// What a user sees in a choice list.
+    pub label: &'static str,
+    /// Build it for `input` features, `hidden` units and `output` predicted features.
+    #[cfg(feature = "engine")]
+    pub build: fn(usize, usize, usize) -> Box<dyn RecurrentModel>,
+}
+
+/// Every model this build knows.
+pub const MODELS: &[ModelEntry] = &[ModelEntry {
+    name: "rnn_small",
+    label: "rnn_small (GRU)",
+    #[cfg(feature = "engine")]
+    build: |i, h, o| Box::new(Gru::new(i, h, o)),
+}];
+
 /// Parameters of a population: one `[R, rows, cols]` tensor per parameter.
+#[cfg(feature = "engine")]
 pub type Params = Vec<Tensor<3>>;
 
 /// A recurrent cell with a readout, its reversal and its one-step vector-Jacobian product.
+#[cfg(feature = "engine")]
 pub trait RecurrentModel: Send + Sync {
     /// The name used in configs and reports (`"rnn_small"`).
     fn name(&self) -> &'static str;
@@ -48,9 +75,7 @@ pub trait RecurrentModel: Send + Sync {
 }
 
 /// Look a model up by its config name.
+#[cfg(feature = "engine")]
 pub fn by_name(name: &str, input: usize, hidden: usize, output: usize) -> Option<Box<dyn RecurrentModel>> {
-    match name {
-        "rnn_small" => Some(Box::new(Gru::new(input, hidden, output))),
-        _ => None,
-    }
+    MODELS.iter().find(|m| m.name == name).map(|m| (m.build)(input, hidden, output))
 }

@@ -70,7 +70,7 @@ impl TrackData {
     }
 }
 
-/// A sequence-prediction task. New tracks implement this and are listed in [`by_name`].
+/// A sequence-prediction task. New tracks implement this and are listed in [`TRACKS`].
 pub trait Track: Send + Sync {
     /// The name used in configs and reports (`"dynamics"`).
     fn name(&self) -> &'static str;
@@ -88,13 +88,22 @@ pub trait Track: Send + Sync {
     fn generate(&self, data_seed: u64) -> TrackData;
 }
 
-/// Names of the tracks this build knows.
-pub const TRACK_NAMES: &[&str] = &["dynamics"];
+/// One track a config can name: the registry entry the config check, the CLI help and the
+/// page's choices all read.
+pub struct TrackEntry {
+    /// Config name.
+    pub name: &'static str,
+    /// What a user sees in a choice list.
+    pub label: &'static str,
+    /// Build it.
+    pub build: fn() -> Box<dyn Track>,
+}
+
+/// Every track this build knows (a new track: one file plus one line here).
+pub const TRACKS: &[TrackEntry] =
+    &[TrackEntry { name: "dynamics", label: "dynamics (damped pendulum)", build: || Box::new(Pendulum::default()) }];
 
 /// Look a track up by its config name.
 pub fn by_name(name: &str) -> Option<Box<dyn Track>> {
-    match name {
-        "dynamics" => Some(Box::new(Pendulum::default())),
-        _ => None,
-    }
+    TRACKS.iter().find(|t| t.name == name).map(|t| (t.build)())
 }
