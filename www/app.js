@@ -1,6 +1,6 @@
 // The page: wires the controls (controls.js), the engine worker (engine-client.js) and what a
 // bench shows (results.js). Nothing from a report file or the engine is inserted as HTML.
-import { BACKENDS } from './protocol.js';
+import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
 import { createEngine } from './engine-client.js';
 import { createResults } from './results.js';
@@ -90,10 +90,10 @@ const engine = createEngine({
   },
   stopped: (m, kept) => {
     refreshRunState();
-    if (m.reason === 'cancelled') {
+    if (m.reason === STOP_REASON.cancelled) {
       results.setPhase('cancelled');
       $('run-note').textContent = `Cancelled. ${kept} finished run(s) are kept: Run again with the same configuration to resume from them.`;
-    } else if (m.reason === 'device' || m.reason === 'backend') {
+    } else if (m.reason === STOP_REASON.device || m.reason === STOP_REASON.backend) {
       results.setPhase('stopped');
       banner('error', `WebGPU failed: ${m.message}\n${kept} finished run(s) are kept. You can continue on the CPU.`);
       $('continue-cpu').hidden = false;

@@ -36,10 +36,10 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
   // ------------------------------------------------------------ building
   function sliderAttrs(knob) {
     const s = knob.slider;
-    // Log sliders move in log10 units; their step is free and the value is rounded to two
-    // significant digits instead (a step in value units means nothing on a log axis).
+    // A log slider moves in log10 units (its step is in those units too); its value is
+    // rounded to two significant digits.
     return s.log
-      ? { min: String(Math.log10(s.min)), max: String(Math.log10(s.max)), step: 'any' }
+      ? { min: String(Math.log10(s.min)), max: String(Math.log10(s.max)), step: String(s.step) }
       : { min: String(s.min), max: String(s.max), step: String(s.step) };
   }
 

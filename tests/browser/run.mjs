@@ -392,7 +392,7 @@ test('every knob of config_schema() has a labelled control that drives the confi
         const s = key === 'lrs' ? document.querySelector('#lr-list input[type=range]') : document.getElementById(`${key}-range`);
         s.value = s.max;
         s.dispatchEvent(new Event('input', { bubbles: true }));
-        return Number(s.max);
+        return Number(s.value); // the end on the slider's step grid
       }, k.key);
       const v = k.slider.log ? Number((10 ** end).toPrecision(2)) : end;
       const got = (await config())?.[k.key];
