@@ -123,11 +123,12 @@ function run() {
   if (next) engine.start(next.config, next.backend);
 }
 
-Object.assign(window.rdbench, {
-  state: engine.state,
-  nextStart,
-  get firstProgress() { return results.firstProgress; },
-  get current() { return controls?.current ?? null; },
+window.rdbench.state = engine.state;
+window.rdbench.nextStart = nextStart;
+// Live views (Object.assign would copy a getter's value once).
+Object.defineProperties(window.rdbench, {
+  firstProgress: { get: () => results.firstProgress },
+  current: { get: () => controls?.current ?? null },
 });
 
 // ---------------------------------------------------------------- wiring
