@@ -382,15 +382,38 @@ pub fn knob(key: &str) -> Option<&'static Knob> {
     KNOBS.iter().find(|k| k.key == key)
 }
 
-/// Named starting points of the page (overrides of the defaults, as texts).
-pub const PRESETS: &[(&str, &str, &str, &[(&str, &str)])] = &[
-    (
-        "quick",
-        "Quick look",
-        "A small bench that finishes in well under a minute on a laptop CPU.",
-        &[("n_seeds", "4"), ("n_sweep_seeds", "1"), ("lrs", "0.003,0.01"), ("epochs", "3"), ("hidden_size", "16")],
-    ),
-    ("seed", "Seed protocol", "The spec's defaults: 8 paired seeds, 3 lrs x 3 sweep seeds, 15 epochs.", &[]),
+/// A named starting point of the page: overrides of the defaults, as texts.
+pub struct Preset {
+    /// Key (`quick`).
+    pub name: &'static str,
+    /// Button label.
+    pub label: &'static str,
+    /// What it is for.
+    pub help: &'static str,
+    /// `(key, text)` overrides.
+    pub overrides: &'static [(&'static str, &'static str)],
+}
+
+/// The page's presets.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        label: "Quick look",
+        help: "A small bench that finishes in well under a minute on a laptop CPU.",
+        overrides: &[
+            ("n_seeds", "4"),
+            ("n_sweep_seeds", "1"),
+            ("lrs", "0.003,0.01"),
+            ("epochs", "3"),
+            ("hidden_size", "16"),
+        ],
+    },
+    Preset {
+        name: "seed",
+        label: "Seed protocol",
+        help: "The spec's defaults: 8 paired seeds, 3 lrs x 3 sweep seeds, 15 epochs.",
+        overrides: &[],
+    },
 ];
 
 fn range_msg(lo: impl fmt::Display, hi: impl fmt::Display, got: impl fmt::Display) -> String {
@@ -546,9 +569,9 @@ pub fn schema() -> Value {
         .collect();
     let presets: Vec<Value> = PRESETS
         .iter()
-        .map(|(name, label, help, over)| {
-            let cfg = parse_texts(over.iter().copied()).expect("presets are valid");
-            json!({"name": name, "label": label, "help": help, "config": cfg})
+        .map(|p| {
+            let cfg = parse_texts(p.overrides.iter().copied()).expect("presets are valid");
+            json!({"name": p.name, "label": p.label, "help": p.help, "config": cfg})
         })
         .collect();
     json!({"knobs": knobs, "presets": presets, "defaults": defaults})

@@ -20,6 +20,7 @@ pub enum BackendChoice {
 }
 
 /// Page → worker.
+#[allow(clippy::large_enum_variant)] // one start per bench: its size does not matter
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
