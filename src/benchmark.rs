@@ -1,15 +1,17 @@
-//! `rdbench bench`: step times of both arms, the memory of the checkpointed backward pass
-//! (counting allocator), and the wall time of one training run per arm.
+//! `rdbench bench`: step times of both arms at populations 1 / 8 / 17 with the fused
+//! kernels' matmul GFLOP/s, the memory of each backward pass (counting allocator), and on
+//! request the default protocol's wall time per phase and one training run per arm.
 
 use crate::alloc_count::peak_during;
 use crate::config::BenchConfig;
 use crate::idea::checkpointed::checkpointed_grads;
+use crate::model::kernels::flops;
 use crate::model::{self, RecurrentModel};
 use crate::progress::{Arm, Phase, Quiet, RunSpec};
 use crate::protocol::rule_for;
 use crate::track::{self, Track};
 use crate::train::batch::{Batch, DeviceData};
-use crate::train::dense::dense_grads;
+use crate::train::dense::{autodiff_grads, dense_grads};
 use crate::train::{Tally, TrainSettings, init_population, train_population};
 use clap::Args;
 use web_time::Instant;
@@ -23,74 +25,100 @@ pub struct BenchArgs {
     /// Timed steps per measurement (after one warm-up step).
     #[arg(long, default_value_t = 10)]
     steps: usize,
+    /// Threads for `--protocol` (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Also run the default protocol (both arms, spec defaults) and time each phase.
+    #[arg(long)]
+    protocol: bool,
     /// Also train one default run (15 epochs, 400 trajectories) per arm and time it.
     #[arg(long)]
     runs: bool,
 }
 
-fn time_steps(steps: usize, mut f: impl FnMut()) -> f64 {
+/// Milliseconds per call of `f` over `steps` calls (after a warm-up) and the fused
+/// kernels' matmul GFLOP/s meanwhile.
+fn time_steps(steps: usize, mut f: impl FnMut()) -> (f64, f64) {
     f(); // warm-up
-    let t0 = Instant::now();
+    let (t0, f0) = (Instant::now(), flops());
     for _ in 0..steps {
         f();
     }
-    t0.elapsed().as_secs_f64() * 1000.0 / steps as f64
+    let s = t0.elapsed().as_secs_f64();
+    (s * 1000.0 / steps as f64, (flops() - f0) as f64 / s / 1e9)
 }
 
-/// Peak bytes of one step: (dense autodiff, checkpointed k = 1, checkpointed k = k_max).
+/// Peak bytes of one step: (dense autodiff, dense BPTT by VJP, checkpointed k = 1,
+/// checkpointed k = k_max).
 pub fn step_peaks(
     model: &dyn RecurrentModel,
     params: &[burn::tensor::Tensor<3>],
     batch: &Batch,
     k_max: usize,
-) -> [usize; 3] {
+) -> [usize; 4] {
     let r = params[0].dims()[0];
+    let (_, autodiff) = peak_during(|| autodiff_grads(model, params, batch).grads);
     let (_, dense) = peak_during(|| dense_grads(model, params, batch).grads);
     let (_, k1) = peak_during(|| checkpointed_grads(model, params, batch, &vec![1; r], 20).out.grads);
     let (_, kk) = peak_during(|| checkpointed_grads(model, params, batch, &vec![k_max; r], 20).out.grads);
-    [dense, k1, kk]
+    [autodiff, dense, k1, kk]
 }
+
+/// Populations the step table measures (the default protocol's are 9 sweep and 8 full runs,
+/// split over the threads).
+const POPULATIONS: [usize; 3] = [1, 8, 17];
 
 /// Run the benchmark; returns the exit code.
 pub fn run(args: &BenchArgs) -> i32 {
-    let backend = match crate::backend::by_name(&args.backend) {
+    let mut backend = match crate::backend::by_name(&args.backend) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
+    if let Some(t) = args.threads {
+        backend.threads = t.max(1);
+    }
     let device = &backend.device;
     let track = track::Pendulum::default();
     let data = track.generate(0);
     let train = DeviceData::new(&data.train, device);
     println!(
-        "backend {} ({}), T = {}, {} timed steps each\n",
+        "backend {} ({}), T = {}, {} timed steps each, {} cores\n",
         backend.name,
         backend.adapter,
         track.seq_len(),
-        args.steps
+        args.steps,
+        crate::backend::default_threads()
     );
 
-    println!("step time, ms (batch 32, hidden 32)   population 1   population 8");
+    println!(
+        "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)"
+    );
     let model = model::Gru::new(2, 32, 2);
-    let rows: [(&str, Option<usize>); 3] = [
-        ("baseline dense BPTT (autodiff)", None),
-        ("idea checkpointed k = 1", Some(1)),
-        ("idea checkpointed k = 16", Some(16)),
+    type Step = fn(&model::Gru, &[burn::tensor::Tensor<3>], &Batch, usize);
+    let rows: [(&str, Step); 4] = [
+        ("baseline dense BPTT (VJP, fused)", |m, p, b, _| drop(dense_grads(m, p, b))),
+        ("baseline dense BPTT (burn autodiff)", |m, p, b, _| drop(autodiff_grads(m, p, b))),
+        ("idea checkpointed k = 1", |m, p, b, r| drop(checkpointed_grads(m, p, b, &vec![1; r], 20))),
+        ("idea checkpointed k = 16", |m, p, b, r| drop(checkpointed_grads(m, p, b, &vec![16; r], 20))),
     ];
-    for (name, k) in rows {
+    for (name, step) in rows {
         let mut cols = Vec::new();
-        for pop in [1usize, 8] {
+        for pop in POPULATIONS {
             let (params, _) = init_population(&model, &(0..pop as u64).collect::<Vec<_>>(), device);
             let batch = train.all(pop, 32);
-            let ms = time_steps(args.steps, || match k {
-                None => drop(dense_grads(&model, &params, &batch)),
-                Some(k) => drop(checkpointed_grads(&model, &params, &batch, &vec![k; pop], 20)),
-            });
-            cols.push(ms);
+            cols.push(time_steps(args.steps, || step(&model, &params, &batch, pop)));
         }
-        println!("  {name:<36} {:>10.1}   {:>12.1}", cols[0], cols[1]);
+        println!(
+            "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}",
+            cols[0].0,
+            cols[1].0,
+            cols[2].0,
+            cols[1].0 / cols[0].0,
+            cols[1].1
+        );
     }
 
     println!("\npeak heap bytes of one gradient step (population 1, counting allocator)");
@@ -98,13 +126,39 @@ pub fn run(args: &BenchArgs) -> i32 {
         let model = model::Gru::new(2, h, 2);
         let (params, _) = init_population(&model, &[0], device);
         let batch = train.all(1, b);
-        let [dense, k1, k16] = step_peaks(&model, &params, &batch, 16);
+        let [autodiff, dense, k1, k16] = step_peaks(&model, &params, &batch, 16);
         let states = |n: usize| n * b * h * 4;
         println!(
-            "  hidden {h:<3} batch {b:<3}: dense autodiff {dense:>10}  checkpointed k=1 {k1:>10}  k=16 {k16:>10}  (state bytes: 81 -> {}, 6 -> {})",
+            "  hidden {h:<3} batch {b:<3}: autodiff {autodiff:>10}  dense VJP {dense:>10}  checkpointed k=1 {k1:>10}  k=16 {k16:>10}  (state bytes: 81 -> {}, 6 -> {})",
             states(81),
             states(6)
         );
+    }
+
+    if args.protocol {
+        let cfg = BenchConfig::default();
+        println!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
+        let (t0, f0) = (Instant::now(), flops());
+        match futures::executor::block_on(crate::protocol::run_bench(&cfg, &backend, &[], &mut Quiet)) {
+            Ok(report) => {
+                let wall = t0.elapsed().as_secs_f64();
+                let gflop = (flops() - f0) as f64 / 1e9;
+                if let Some(env) = &report.environment {
+                    for (phase, s) in &env.phase_wall_time_s {
+                        println!("  {phase:<16} {s:>7.1} s");
+                    }
+                }
+                println!("  {:<16} {wall:>7.1} s", "total");
+                println!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
+                println!(
+                    "  verdict {} (p = {:?}), mechanism confirmed: {}",
+                    report.comparison.verdict.as_str(),
+                    report.comparison.p_value,
+                    report.mechanism_signature.confirmed
+                );
+            }
+            Err(s) => println!("  failed: {}", s.reason),
+        }
     }
 
     if args.runs {

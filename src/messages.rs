@@ -33,6 +33,9 @@ pub enum Request {
         /// Finished runs of an earlier, stopped bench.
         #[serde(default)]
         prior: Vec<RunRecord>,
+        /// Reuse `prior` runs made on another backend too ("Continue on CPU").
+        #[serde(default)]
+        reuse_other_backends: bool,
     },
     /// Stop before the next training step.
     Cancel,
@@ -126,6 +129,7 @@ mod tests {
             config: BenchConfig::default(),
             backend: BackendChoice::Auto,
             prior: vec![],
+            reuse_other_backends: false,
         }));
         for n in names {
             assert!(js.contains(&format!("'{n}'")), "www/protocol.js does not name message type {n:?}");
@@ -142,7 +146,13 @@ mod tests {
         let text = r#"{"type": "start", "backend": "cpu", "config": CFG, "prior": []}"#
             .replace("CFG", &serde_json::to_string(&BenchConfig::default()).unwrap());
         let r: Request = serde_json::from_str(&text).unwrap();
-        assert_eq!(r, Request::Start { config: BenchConfig::default(), backend: BackendChoice::Cpu, prior: vec![] });
+        let want = Request::Start {
+            config: BenchConfig::default(),
+            backend: BackendChoice::Cpu,
+            prior: vec![],
+            reuse_other_backends: false,
+        };
+        assert_eq!(r, want);
         let bad = text.replace("\"n_seeds\":8", "\"n_seeds\":8,\"extra\":1");
         assert!(serde_json::from_str::<Request>(&bad).is_err(), "unknown config keys are rejected");
     }

@@ -10,7 +10,7 @@ use std::pin::Pin;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Arm {
-    /// Dense BPTT through burn autodiff.
+    /// Dense BPTT (every state stored, the model's step VJP).
     Baseline,
     /// Reversal-defect adaptive checkpointing.
     Idea,

@@ -59,12 +59,15 @@ fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u
 
 /// Where a population trains and how its progress is counted.
 struct Bench<'a> {
+    /// The config and thread count, for splitting a phase over threads (native only).
+    #[cfg(not(target_arch = "wasm32"))]
     cfg: &'a BenchConfig,
+    #[cfg(not(target_arch = "wasm32"))]
     threads: usize,
     model: &'a dyn RecurrentModel,
     settings: TrainSettings,
     device: &'a burn::tensor::Device,
-    prior: &'a [RunRecord],
+    prior: Prior<'a>,
     tally: Tally,
     reused: usize,
 }
@@ -84,10 +87,11 @@ impl Bench<'_> {
         (train, eval): (&DeviceData, &DeviceData),
         host: &mut dyn Host,
     ) -> Result<Vec<RunRecord>, EngineError> {
-        let arm = specs[0].arm;
         let (backend, hash) = (&self.settings.backend, &self.settings.run_hash);
-        let found: Option<Vec<RunRecord>> =
-            specs.iter().map(|s| self.prior.iter().find(|r| r.is_run(s, backend, hash)).cloned()).collect();
+        let found: Option<Vec<RunRecord>> = specs
+            .iter()
+            .map(|s| self.prior.runs.iter().find(|r| self.prior.reuses(r, s, backend, hash)).cloned())
+            .collect();
         if let Some(recs) = found {
             self.tally.runs_done += recs.len();
             self.tally.work_done += self.work(rule, recs.len(), train.n);
@@ -96,7 +100,7 @@ impl Bench<'_> {
         }
         #[cfg(not(target_arch = "wasm32"))]
         if self.threads > 1 && specs.len() > 1 {
-            let cfg = self.cfg;
+            let (cfg, arm) = (self.cfg, specs[0].arm);
             return crate::train::parallel::train_split(
                 self.model,
                 specs,
@@ -109,8 +113,43 @@ impl Bench<'_> {
                 self.threads,
             );
         }
-        let _ = arm;
         train_population(self.model, specs, train, eval, &self.settings, rule, self.device, host, &mut self.tally).await
+    }
+}
+
+/// Finished runs a bench may reuse instead of training them again (from a cancelled or
+/// failed bench). A run is reused when it is the same computation: same arm, phase, lr,
+/// seed and `run_hash`, and — unless the user chose to continue on another backend (the
+/// page's "Continue on CPU") — the same backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prior<'a> {
+    /// The finished runs.
+    pub runs: &'a [RunRecord],
+    /// Reuse runs of another backend too (the report then lists both in `run_backends`).
+    pub any_backend: bool,
+}
+
+impl Prior<'_> {
+    fn reuses(&self, r: &RunRecord, spec: &RunSpec, backend: &str, run_hash: &str) -> bool {
+        r.is_run(spec, if self.any_backend { &r.backend } else { backend }, run_hash)
+    }
+}
+
+impl<'a> From<&'a [RunRecord]> for Prior<'a> {
+    fn from(runs: &'a [RunRecord]) -> Self {
+        Prior { runs, any_backend: false }
+    }
+}
+
+impl<'a> From<&'a Vec<RunRecord>> for Prior<'a> {
+    fn from(runs: &'a Vec<RunRecord>) -> Self {
+        Prior { runs, any_backend: false }
+    }
+}
+
+impl<'a, const N: usize> From<&'a [RunRecord; N]> for Prior<'a> {
+    fn from(runs: &'a [RunRecord; N]) -> Self {
+        Prior { runs, any_backend: false }
     }
 }
 
@@ -127,7 +166,7 @@ pub struct Ran {
 pub async fn run_bench(
     cfg: &BenchConfig,
     backend: &Backend,
-    prior: &[RunRecord],
+    prior: impl Into<Prior<'_>>,
     host: &mut dyn Host,
 ) -> Result<Report, Stopped> {
     let ran = run_phases(cfg, backend, prior, host).await?;
@@ -140,9 +179,10 @@ pub async fn run_bench(
 pub async fn run_phases(
     cfg: &BenchConfig,
     backend: &Backend,
-    prior: &[RunRecord],
+    prior: impl Into<Prior<'_>>,
     host: &mut dyn Host,
 ) -> Result<Ran, Stopped> {
+    let prior = prior.into();
     let stop = |reason: EngineError, runs: &[RunRecord]| Stopped { reason, runs: runs.to_vec() };
     cfg.validate().map_err(|e| stop(e.into(), &[]))?;
     let track = track::by_name(&cfg.track).expect("validated");
@@ -166,7 +206,9 @@ pub async fn run_phases(
     };
     let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
     let mut bench = Bench {
+        #[cfg(not(target_arch = "wasm32"))]
         cfg,
+        #[cfg(not(target_arch = "wasm32"))]
         threads: backend.threads,
         model: &*model,
         settings,

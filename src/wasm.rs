@@ -5,7 +5,7 @@ use crate::backend::{self, Backend};
 use crate::error::EngineError;
 use crate::messages::{Request, StopReason, WorkerEvent};
 use crate::progress::{Event, Host, RunRecord};
-use crate::protocol::run_bench as engine_run;
+use crate::protocol::{Prior, run_bench as engine_run};
 use js_sys::{Function, Promise};
 use std::cell::RefCell;
 use std::future::Future;
@@ -142,8 +142,8 @@ pub async fn run_bench(
 ) -> Result<(), JsValue> {
     let stopped =
         |reason: StopReason, message: String, runs: Vec<RunRecord>| WorkerEvent::Stopped { reason, message, runs };
-    let (cfg, prior) = match serde_wasm_bindgen::from_value::<Request>(request) {
-        Ok(Request::Start { config, prior, .. }) => (config, prior),
+    let (cfg, prior, any_backend) = match serde_wasm_bindgen::from_value::<Request>(request) {
+        Ok(Request::Start { config, prior, reuse_other_backends, .. }) => (config, prior, reuse_other_backends),
         Ok(other) => {
             emit(&on_event, &stopped(StopReason::Config, format!("not a start request: {other:?}"), vec![]));
             return Ok(());
@@ -171,7 +171,8 @@ pub async fn run_bench(
         last_progress: None,
         last_yield: Instant::now(),
     };
-    let event = match engine_run(&cfg, &backend, &prior, &mut host).await {
+    let prior_runs = Prior { runs: &prior, any_backend };
+    let event = match engine_run(&cfg, &backend, prior_runs, &mut host).await {
         Ok(report) => WorkerEvent::Report { json: report.to_json() + "\n" },
         Err(s) => {
             let reason = match s.reason {

@@ -6,7 +6,7 @@
 use rdbench::backend;
 use rdbench::config::BenchConfig;
 use rdbench::progress::{Event, Host, Quiet, RunRecord};
-use rdbench::protocol::run_bench;
+use rdbench::protocol::{Prior, run_bench};
 use rdbench::report::{ProblemKind, Report, validate_json};
 use rdbench::stats::Verdict;
 use serde_json::Value;
@@ -261,4 +261,18 @@ fn prior_runs_of_another_backend_or_config_are_not_reused() {
         assert!(r.runs.as_ref().unwrap().iter().all(|x| x.metric != Some(123.0)));
         assert_eq!(r.environment.as_ref().unwrap().run_backends.get("cpu-flex"), Some(&8));
     }
+    // "Continue on CPU": the user asks to reuse another backend's runs; the report says
+    // which backends its runs came from and warns about the mix.
+    let mut prior = stopped.runs.clone();
+    prior.iter_mut().for_each(|r| r.backend = "webgpu".into());
+    let continued = Prior { runs: &prior, any_backend: true };
+    let r = futures::executor::block_on(run_bench(&cfg, &b, continued, &mut Quiet)).unwrap();
+    let env = r.environment.as_ref().unwrap();
+    assert_eq!(env.reused_runs, 2);
+    assert_eq!((env.run_backends.get("webgpu"), env.run_backends.get("cpu-flex")), (Some(&2), Some(&6)));
+    assert!(r.warnings.as_ref().unwrap().iter().any(|w| w.contains("webgpu")), "{:?}", r.warnings);
+    // A run of another config is still never reused, whatever the backend.
+    prior.iter_mut().for_each(|r| r.run_hash = "0000000000000000".into());
+    let r = futures::executor::block_on(run_bench(&cfg, &b, Prior { runs: &prior, any_backend: true }, &mut Quiet));
+    assert_eq!(r.unwrap().environment.unwrap().reused_runs, 0);
 }

@@ -118,9 +118,9 @@ function nextStart() {
   return c?.config ? { config: structuredClone(c.config), backend: c.backend } : null;
 }
 
-function run() {
+function run(options) {
   const next = nextStart();
-  if (next) engine.start(next.config, next.backend);
+  if (next) engine.start(next.config, next.backend, options);
 }
 
 window.rdbench.state = engine.state;
@@ -149,10 +149,10 @@ async function init() {
     results.setPhase('cancelling…');
   });
   $('continue-cpu').addEventListener('click', () => {
-    // The backend is part of what the controls show: switch it there, then run as usual
-    // (the same config resumes from the finished runs).
+    // The backend is part of what the controls show: switch it there, then run as usual;
+    // the same config resumes from the finished runs, those made on WebGPU included.
     controls.setBackend('cpu');
-    run();
+    run({ reuseOtherBackends: true });
   });
   refreshRunState();
 

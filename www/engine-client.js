@@ -47,14 +47,14 @@ export function createEngine(on) {
   }
 
   /** Start a bench; resumes from the finished runs when the config is the stopped one's. */
-  function start(config, backend) {
+  function start(config, backend, { reuseOtherBackends = false } = {}) {
     if (state.running || !config) return null;
     const prior = reusable(config);
     state.running = true;
     state.resumable = false;
     state.lastConfig = structuredClone(config);
     state.finishedRuns = prior.slice();
-    const message = request.start(structuredClone(config), backend, prior);
+    const message = request.start(structuredClone(config), backend, prior, reuseOtherBackends);
     state.sent.push(structuredClone(message));
     on.started(message);
     ensureWorker().postMessage(message);

@@ -4,9 +4,12 @@
 // finished report travels as its JSON text, to be saved byte for byte.
 //
 // Page -> worker
-//   { type: 'start', config, backend, prior }  config: the bench config (report `config` keys);
+//   { type: 'start', config, backend, prior, reuse_other_backends }
+//                                              config: the bench config (report `config` keys);
 //                                              backend: 'auto' | 'webgpu' | 'cpu'; prior: the
-//                                              RunRecords of a stopped bench to reuse ([] = fresh)
+//                                              RunRecords of a stopped bench to reuse ([] = fresh);
+//                                              reuse_other_backends: also reuse runs made on
+//                                              another backend ("Continue on CPU")
 //   { type: 'cancel' }                         stop before the next training step
 //
 // Worker -> page
@@ -47,7 +50,8 @@ export const BACKENDS = Object.freeze([
 
 /** Requests, so both sides spell them the same way. */
 export const request = Object.freeze({
-  start: (config, backend, prior = []) => ({ type: REQUEST.start, config, backend, prior }),
+  start: (config, backend, prior = [], reuseOtherBackends = false) =>
+    ({ type: REQUEST.start, config, backend, prior, reuse_other_backends: reuseOtherBackends }),
   cancel: () => ({ type: REQUEST.cancel }),
 });
 

@@ -10,6 +10,7 @@ use burn::backend::flex::FlexTensor;
 use burn::backend::tensor::FloatTensor;
 use burn::backend::{Backend, ExtensionType, Flex, backend_extension};
 use burn::tensor::{Device, Tensor, TensorData};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The runtime-dispatched backend the tensor API runs on.
 type D = burn::backend::Dispatch;
@@ -160,9 +161,19 @@ impl<'a> Mat<'a> {
     }
 }
 
+/// Matmul FLOPs (2 m n k per product) the fused kernels have executed, process-wide: the
+/// benchmark's measured FLOP count. Elementwise work is not counted.
+static FLOPS: AtomicU64 = AtomicU64::new(0);
+
+/// Matmul FLOPs executed by the fused kernels so far (see the benchmark).
+pub fn flops() -> u64 {
+    FLOPS.load(Ordering::Relaxed)
+}
+
 /// `dst [m, n]` (row-major) = `dst * keep + a [m, k] · b [k, n]`, through `gemm` (the
 /// matmul burn-flex itself uses, with its runtime SIMD dispatch).
 fn mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat) {
+    FLOPS.fetch_add((2 * m * n * k) as u64, Ordering::Relaxed);
     let last = |x: Mat, r: usize, c: usize| (r.max(1) - 1) * x.rs + (c.max(1) - 1) * x.cs;
     assert!(dst.len() >= m * n && last(a, m, k) < a.v.len().max(1) && last(b, k, n) < b.v.len().max(1));
     if m == 0 || n == 0 {

@@ -582,6 +582,24 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   console.log(`    first-step loss: webgpu ${gpuFirst}, cpu ${cpuFirst}`);
   await page.screenshot({ path: join(ARTIFACTS, 'webgpu-run.png'), fullPage: true });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
+
+  // This browser's only adapter is SwiftShader, a software fallback: auto must take the CPU
+  // and say why.
+  const isFallback = await page.evaluate(async () => {
+    const a = await navigator.gpu?.requestAdapter();
+    return Boolean(a?.info?.isFallbackAdapter ?? a?.isFallbackAdapter);
+  });
+  if (isFallback) {
+    const autoPage = await openPage(gpuBrowser);
+    await tinyConfig(autoPage, { ...tiny, backend: 'auto' });
+    const auto = await runAndDownload(autoPage, 300_000);
+    assert(auto.report.environment.backend === 'cpu-flex', `auto chose ${auto.report.environment.backend}`);
+    const note = await autoPage.textContent('#run-note');
+    assert(/fallback/.test(note ?? ''), `no reason given for the CPU: ${note}`);
+    console.log(`    auto with a fallback adapter: ${auto.report.environment.backend} — ${note}`);
+  } else {
+    console.log('    (this browser has a hardware adapter: the fallback rule was not exercised)');
+  }
 });
 
 // ------------------------------------------------------------------ run
