@@ -25,7 +25,7 @@ const browser = await chromium.launch({
 try {
   const page = await (await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 1000 } })).newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => window.rdbench?.state?.engineLoaded, null, { timeout: 300_000 });
+  await page.waitForFunction(() => window.rdbench?.state?.loaded, null, { timeout: 300_000 });
   await page.click(`#preset-${preset}`);
   await page.selectOption('#backend', backend);
   const t0 = Date.now();

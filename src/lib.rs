@@ -5,6 +5,8 @@
 //! report, with [`stats`]). Imports point down that list only. Two thin doors drive it: the native CLI (`src/main.rs`, `cli`) and the wasm
 //! bindings of the browser worker (`wasm`). Without the `engine` feature (no burn) the crate
 //! is just the report, statistics and config types, which the page's chart module uses.
+//!
+//! "spec §N" in comments means section N of the bench contract, `docs/SPEC.md`.
 
 pub mod config;
 pub mod error;

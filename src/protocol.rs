@@ -258,3 +258,18 @@ pub async fn run_phases(
     };
     Ok(Ran { runs, environment })
 }
+
+#[cfg(test)]
+mod tests {
+    /// The version the report records is the one Cargo.lock resolves.
+    #[test]
+    fn burn_version_is_the_locked_one() {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
+        let locked = lock
+            .split("[[package]]")
+            .find(|p| p.contains("\nname = \"burn\"\n"))
+            .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+            .map(|v| v.trim_end_matches('"').to_string());
+        assert_eq!(locked.as_deref(), Some(super::BURN_VERSION));
+    }
+}

@@ -245,7 +245,7 @@ export function createResults({ charts, banner, timings }) {
       try {
         const r = await fetch(new URL('./examples/seed_bench_report.json', import.meta.url));
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
-        await showReport(await r.text(), 'the seed report (reference/seed_bench_report.json)');
+        await showReport(await r.text(), 'the seed report (www/examples/seed_bench_report.json)');
       } catch (e) {
         banner('error', `Could not fetch the example: ${e?.message ?? e}`);
       }

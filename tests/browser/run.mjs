@@ -431,22 +431,33 @@ test('malformed and hostile report files give clear errors and no markup', async
   assert(text.includes('broken.json') && text.includes('not valid JSON'), `banner: ${text}`);
   await page.setInputFiles('#load-file', { name: 'array.json', mimeType: 'application/json', buffer: Buffer.from('[1,2,3]') });
   await page.waitForFunction(() => document.getElementById('banner').textContent.includes('array.json'));
-  const hostile = structuredClone(REFERENCE);
   const payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
-  hostile.comparison.verdict = payload;
+  const scripts = await page.$$eval('script', (s) => s.length);
+  const load = async (name, report) => {
+    await page.setInputFiles('#load-file', { name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(report)) });
+    await page.waitForFunction((n) => document.getElementById('source').textContent.includes(n)
+      || document.getElementById('banner').textContent.includes(n), name);
+    await page.waitForTimeout(300);
+  };
+  // A verdict is one of three typed values: markup there is a schema error, named by path.
+  const badVerdict = structuredClone(REFERENCE);
+  badVerdict.comparison.verdict = payload;
+  await load('bad-verdict.json', badVerdict);
+  text = await page.textContent('#banner');
+  assert(text.includes('bad-verdict.json') && text.includes('comparison.verdict'), `problem named: ${text}`);
+  // Free text fields carry markup as text only.
+  const hostile = structuredClone(REFERENCE);
   hostile.mechanism_signature.low_defect_checkpoint_relation = payload;
   hostile.idea_sweep[payload] = { mean: 0.1 };
-  const scripts = await page.$$eval('script', (s) => s.length);
-  await page.setInputFiles('#load-file', { name: 'hostile.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(hostile)) });
-  await page.waitForFunction(() => document.getElementById('source').textContent.includes('hostile.json') || document.getElementById('banner').textContent.includes('hostile.json'));
-  await page.waitForTimeout(300);
+  hostile.warnings = [payload];
+  await load('hostile.json', hostile);
   assert((await page.$$eval('img', (i) => i.length)) === 0, 'an <img> was injected');
   assert((await page.$$eval('script', (s) => s.length)) === scripts, 'a <script> was injected');
   assert(!(await page.evaluate(() => window.__pwned)), 'payload ran');
-  const verdict = await page.textContent('#verdict');
-  assert(verdict.includes('<script>'), `payload shown as text: ${verdict}`);
+  const warnings = await page.textContent('#card-warnings');
+  assert(warnings.includes('<script>'), `payload shown as text: ${warnings}`);
   text = await page.textContent('#banner');
-  assert(text.includes('comparison.verdict'), `problem named: ${text}`);
+  assert(text.includes('idea_sweep'), `problem named: ${text}`);
   await page.screenshot({ path: join(ARTIFACTS, 'hostile-report.png') });
   assert(page.errors.filter((e) => !e.includes('Failed to load resource')).length === 0, `page errors: ${page.errors}`);
 });
