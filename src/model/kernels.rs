@@ -255,6 +255,45 @@ fn gates(gi: &[f32], gh: &mut [f32], hn: &mut [f32], n: usize, hid: usize) {
     }
 }
 
+/// A population's GRU cell weights as host values, with its sizes: what every GRU kernel
+/// unpacks first.
+struct Cell {
+    w_ih: Vec<f32>,
+    w_hh: Vec<f32>,
+    b_ih: Vec<f32>,
+    b_hh: Vec<f32>,
+    /// Runs, input features, hidden units, 3 x hidden.
+    r: usize,
+    f: usize,
+    hid: usize,
+    h3: usize,
+}
+
+impl Cell {
+    fn load(w_ih: FlexTensor, w_hh: FlexTensor, b_ih: FlexTensor, b_hh: FlexTensor) -> Self {
+        let (w_ih, [r, f, h3]) = values(w_ih);
+        let (w_hh, [_, hid, _]) = values(w_hh);
+        let (b_ih, b_hh) = (values(b_ih).0, values(b_hh).0);
+        Cell { w_ih, w_hh, b_ih, b_hh, r, f, hid, h3 }
+    }
+
+    /// Run `run`'s W_hh.
+    fn w_hh(&self, run: usize) -> &[f32] {
+        run_of(&self.w_hh, run, self.hid * self.h3)
+    }
+
+    /// `out [N, 3H] = x W_ih + b_ih` for run `run` (`x`: that run's `[N, F]`).
+    fn input_part(&self, out: &mut [f32], x: &[f32], run: usize, n: usize) {
+        let (f, h3) = (self.f, self.h3);
+        affine(out, x, run_of(&self.w_ih, run, f * h3), run_of(&self.b_ih, run, h3), n, f, h3);
+    }
+
+    /// `out [N, 3H] = h W_hh + b_hh` for run `run` (`h`: that run's `[N, H]`).
+    fn hidden_part(&self, out: &mut [f32], h: &[f32], run: usize, n: usize) {
+        affine(out, h, self.w_hh(run), run_of(&self.b_hh, run, self.h3), n, self.hid, self.h3);
+    }
+}
+
 impl CellKernels for Flex {
     fn gru_reverse(
         w_ih: FlexTensor,
@@ -265,21 +304,19 @@ impl CellKernels for Flex {
         x: FlexTensor,
         iters: usize,
     ) -> FlexTensor {
-        let (w_ih, [r, f, h3]) = values(w_ih);
-        let (w_hh, [_, hid, _]) = values(w_hh);
-        let (b_ih, b_hh) = (values(b_ih).0, values(b_hh).0);
+        let cell = Cell::load(w_ih, w_hh, b_ih, b_hh);
+        let (r, f, hid, h3) = (cell.r, cell.f, cell.hid, cell.h3);
         let (h, [_, n, _]) = values(h);
         let x = values(x).0;
         let mut out = h.clone();
         let (mut gi, mut gh) = (vec![0f32; n * h3], vec![0f32; n * h3]);
         for run in 0..r {
-            let (wh, bh) = (run_of(&w_hh, run, hid * h3), run_of(&b_hh, run, h3));
             let ht = run_of(&h, run, n * hid);
             // The input projection does not change between iterations: once per call.
-            affine(&mut gi, run_of(&x, run, n * f), run_of(&w_ih, run, f * h3), run_of(&b_ih, run, h3), n, f, h3);
+            cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
             let g = run_of_mut(&mut out, run, n * hid);
             for _ in 0..iters {
-                affine(&mut gh, g, wh, bh, n, hid, h3);
+                cell.hidden_part(&mut gh, g, run, n);
                 for row in 0..n {
                     let (gir, ghr) = (&gi[row * h3..(row + 1) * h3], &gh[row * h3..(row + 1) * h3]);
                     let (gr, htr) = (&mut g[row * hid..(row + 1) * hid], &ht[row * hid..(row + 1) * hid]);
@@ -303,17 +340,16 @@ impl CellKernels for Flex {
         h: FlexTensor,
         x: FlexTensor,
     ) -> FlexTensor {
-        let (w_ih, [r, f, h3]) = values(w_ih);
-        let (w_hh, [_, hid, _]) = values(w_hh);
-        let (b_ih, b_hh) = (values(b_ih).0, values(b_hh).0);
+        let cell = Cell::load(w_ih, w_hh, b_ih, b_hh);
+        let (r, f, hid, h3) = (cell.r, cell.f, cell.hid, cell.h3);
         let (h, [_, n, _]) = values(h);
         let x = values(x).0;
         let mut out = vec![0f32; r * n * hid];
         let (mut gi, mut gh, mut hn) = (vec![0f32; n * h3], vec![0f32; n * h3], vec![0f32; n * hid]);
         for run in 0..r {
             let hp = run_of(&h, run, n * hid);
-            affine(&mut gi, run_of(&x, run, n * f), run_of(&w_ih, run, f * h3), run_of(&b_ih, run, h3), n, f, h3);
-            affine(&mut gh, hp, run_of(&w_hh, run, hid * h3), run_of(&b_hh, run, h3), n, hid, h3);
+            cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
+            cell.hidden_part(&mut gh, hp, run, n);
             gates(&gi, &mut gh, &mut hn, n, hid);
             let o = run_of_mut(&mut out, run, n * hid);
             for row in 0..n {
@@ -336,9 +372,8 @@ impl CellKernels for Flex {
         scale: f32,
         grads: GruTensors<Self>,
     ) -> (FlexTensor, GruTensors<Self>) {
-        let (w_ih, [r, f, h3]) = values(params.w_ih);
-        let (w_hh, [_, hid, _]) = values(params.w_hh);
-        let (b_ih, b_hh) = (values(params.b_ih).0, values(params.b_hh).0);
+        let cell = Cell::load(params.w_ih, params.w_hh, params.b_ih, params.b_hh);
+        let (r, f, hid, h3) = (cell.r, cell.f, cell.hid, cell.h3);
         let (w_o, [_, _, o]) = values(params.w_o);
         let b_o = values(params.b_o).0;
         let (h_prev, [_, n, _]) = values(h_prev);
@@ -356,9 +391,9 @@ impl CellKernels for Flex {
         for run in 0..r {
             let hp = run_of(&h_prev, run, n * hid);
             let xr = run_of(&x, run, n * f);
-            let (wh, wo) = (run_of(&w_hh, run, hid * h3), run_of(&w_o, run, hid * o));
-            affine(&mut gi, xr, run_of(&w_ih, run, f * h3), run_of(&b_ih, run, h3), n, f, h3);
-            affine(&mut gh, hp, wh, run_of(&b_hh, run, h3), n, hid, h3);
+            let (wh, wo) = (cell.w_hh(run), run_of(&w_o, run, hid * o));
+            cell.input_part(&mut gi, xr, run, n);
+            cell.hidden_part(&mut gh, hp, run, n);
             gates(&gi, &mut gh, &mut hn, n, hid);
             for row in 0..n {
                 let g = &gh[row * h3..(row + 1) * h3];
