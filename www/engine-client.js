@@ -4,7 +4,7 @@
 // the runs that already finished, and replace the workers after a crash. It speaks only the
 // messages of www/protocol.js and touches no DOM: the page learns what happened through the
 // callbacks given to createEngine.
-import { EVENT, request } from './protocol.js';
+import { EVENT, STOP_REASON, request } from './protocol.js';
 
 /** CPU workers by default: one per hardware thread, at most 8 (a population has ~9 runs). */
 export const defaultWorkers = () => Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
@@ -42,6 +42,9 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     workers,
   };
   const pool = [];
+  // Resolutions (with their calibration) by config and backend: an estimate before Run and
+  // the Run itself measure once. Cleared when the workers are replaced.
+  const resolved = new Map();
   // The resolve in flight: { promise, settle } (one at a time, on worker 0).
   let resolving = null;
   // The bench in flight: per worker, its last progress and whether it has ended.
@@ -62,7 +65,8 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     pool.forEach((w) => w?.terminate());
     pool.length = 0;
     state.loaded = false;
-    if (resolving) resolving.settle({ type: EVENT.stopped, reason: 'backend', message: 'the engine worker stopped', runs: [] });
+    resolved.clear();
+    if (resolving) resolving.settle({ type: EVENT.stopped, reason: STOP_REASON.backend, message: 'the engine worker stopped', runs: [] });
   }
 
   /** Runs a start with `config` may reuse: those of a stopped bench with the same config. */
@@ -73,6 +77,14 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
 
   /** Ask worker 0 to resolve `backend` for `config`: the 'backend' event, or a 'stopped'. */
   async function resolveBackend(config, backend) {
+    const key = JSON.stringify([config, backend]);
+    if (resolved.has(key)) return resolved.get(key);
+    const m = await askResolve(config, backend);
+    if (m.type === EVENT.backend) resolved.set(key, m);
+    return m;
+  }
+
+  async function askResolve(config, backend) {
     while (resolving) await resolving.promise;
     let settle;
     const promise = new Promise((r) => { settle = r; });
@@ -108,7 +120,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     resolveBackend(config, backend).then((info) => {
       if (run !== thisRun) return;
       if (info.type !== EVENT.backend) return endRun({ ...info, runs: prior });
-      if (thisRun.cancelled) return endRun({ type: EVENT.stopped, reason: 'cancelled', message: 'cancelled', runs: prior });
+      if (thisRun.cancelled) return endRun({ type: EVENT.stopped, reason: STOP_REASON.cancelled, message: 'cancelled before it started', runs: prior });
       state.backendInfo = info;
       on.backend(info);
       const n = info.backend === 'webgpu' ? 1 : Math.max(1, info.workers);
@@ -159,6 +171,8 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     } else {
       state.resumable = true;
       addRuns(m.runs);
+      // A failed device or backend is measured again next time.
+      if (m.reason !== STOP_REASON.cancelled) resolved.clear();
       on.stopped(m, state.finishedRuns.length);
     }
   }
@@ -202,7 +216,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         addRuns(m.runs);
         if (!run.cancelled) cancel();
         if (run.ended.every(Boolean)) {
-          const first = run.stops.find((s) => s.reason !== 'cancelled') ?? run.stops[0];
+          const first = run.stops.find((s) => s.reason !== STOP_REASON.cancelled) ?? run.stops[0];
           endRun({ ...first, runs: [] });
         }
         break;

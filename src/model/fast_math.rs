@@ -4,12 +4,28 @@
 //! (exp: relative error <= 1.2e-7; tanh: absolute error <= 3e-7 and relative <= 6e-7,
 //! checked below).
 
+/// `x` limited to `[lo, hi]` by comparisons, NaN passing through like `f32::clamp`. The std
+/// method lowers to a call of libm's `fmaxf`/`fminf` in wasm (whose `f32.max` instruction
+/// treats NaN differently), which stops the loop around it from vectorising; for every
+/// input the result is bit-identical.
+#[inline(always)]
+pub fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    let x = if x < lo { lo } else { x };
+    if x > hi { hi } else { x }
+}
+
+/// `x.max(lo)` by a comparison (NaN gives `lo`, like `f32::max`); see [`clamp`].
+#[inline(always)]
+pub fn at_least(x: f32, lo: f32) -> f32 {
+    if x > lo { x } else { lo }
+}
+
 /// e^x for f32 (Cephes' polynomial on a magic-number range reduction), saturating outside
 /// [-87, 88] instead of producing 0/inf.
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
     const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
-    let x = x.clamp(-87.0, 88.0);
+    let x = clamp(x, -87.0, 88.0);
     let t = x * std::f32::consts::LOG2_E + ROUND;
     let n = t - ROUND;
     // x - n ln 2 in two parts (Cody-Waite) so the reduction keeps f32 accuracy.
@@ -51,6 +67,16 @@ pub fn tanh(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    /// The comparison forms equal the std methods bit for bit, NaN and signed zeros included.
+    #[test]
+    fn clamp_and_at_least_are_the_std_methods() {
+        let xs = [f32::NAN, -0.0, 0.0, -1.5, -1.0, 0.04, 0.05, 0.5, 1.0, 2.0, f32::INFINITY, f32::NEG_INFINITY, 1e-40];
+        for x in xs {
+            assert_eq!(super::clamp(x, -1.0, 1.0).to_bits(), x.clamp(-1.0, 1.0).to_bits(), "clamp {x}");
+            assert_eq!(super::at_least(x, 0.05).to_bits(), x.max(0.05).to_bits(), "at_least {x}");
+        }
+    }
+
     #[test]
     fn close_to_libm() {
         let (mut exp_rel, mut sig_abs, mut tanh_abs, mut tanh_rel) = (0f64, 0f64, 0f64, 0f64);

@@ -324,7 +324,7 @@ impl CellKernels for Flex {
                         let rg = fm::sigmoid(gir[j] + ghr[j]);
                         let z = fm::sigmoid(gir[hid + j] + ghr[hid + j]);
                         let nn = fm::tanh(gir[2 * hid + j] + rg * ghr[2 * hid + j]);
-                        gr[j] = ((htr[j] - (1.0 - z) * nn) / z.max(0.05)).clamp(-1.0, 1.0);
+                        gr[j] = fm::clamp((htr[j] - (1.0 - z) * nn) / fm::at_least(z, 0.05), -1.0, 1.0);
                     }
                 }
             }
