@@ -235,6 +235,12 @@ fn untimed(r: &Report) -> Value {
     }
     for run in v["runs"].as_array_mut().unwrap() {
         run.as_object_mut().unwrap().remove("wall_time_s").unwrap();
+        // Measured peak bytes are measurements of a population's pass, like its wall time.
+        for p in run["probes"].as_array_mut().unwrap() {
+            let p = p.as_object_mut().unwrap();
+            p.remove("peak_bytes_checkpointed").unwrap();
+            p.remove("peak_bytes_dense").unwrap();
+        }
     }
     v
 }
