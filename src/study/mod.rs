@@ -56,8 +56,9 @@ pub struct StudyRow {
     pub mean_grad_cos_kmax: Option<f64>,
     /// The report's `memory.saved_fraction`: 1 - stored / dense states, as counted.
     pub memory_saved_counted: Option<f64>,
-    /// 1 - mean measured peak of the checkpointed pass / mean measured peak of dense BPTT on
-    /// the probe batch (null where the report has no measured peaks, e.g. from the browser).
+    /// The report's `memory.measured_saved_fraction`: 1 - mean measured peak of the
+    /// checkpointed pass / that of dense BPTT on the probe batch (null where the report has no
+    /// measured peaks, e.g. from the browser).
     pub memory_saved_measured: Option<f64>,
     /// Mean measured peak bytes of the checkpointed pass (chosen k) on the probe batch.
     pub mean_peak_bytes_checkpointed: Option<f64>,
@@ -150,8 +151,7 @@ fn mean_of(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
     let runs = idea_full(r);
     let probes: Vec<&ProbeRecord> = runs.iter().flat_map(|r| &r.probes).collect();
-    let peak_ck = mean_of(probes.iter().map(|p| p.peak_bytes_checkpointed.map(|b| b as f64)));
-    let peak_dense = mean_of(probes.iter().map(|p| p.peak_bytes_dense.map(|b| b as f64)));
+    let mem = r.memory.as_ref();
     StudyRow {
         model: cfg.model.clone(),
         policy: cfg.policy.as_str().to_string(),
@@ -161,10 +161,10 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         mean_checkpoints: mean_of(probes.iter().map(|p| Some(p.checkpoints as f64))),
         mean_grad_cos_chosen: mean_of(probes.iter().map(|p| p.grad_cos_chosen)),
         mean_grad_cos_kmax: mean_of(probes.iter().map(|p| p.grad_cos_kmax)),
-        memory_saved_counted: r.memory.as_ref().and_then(|m| m.saved_fraction),
-        memory_saved_measured: peak_ck.zip(peak_dense).filter(|&(_, d)| d > 0.0).map(|(c, d)| 1.0 - c / d),
-        mean_peak_bytes_checkpointed: peak_ck,
-        mean_peak_bytes_dense: peak_dense,
+        memory_saved_counted: mem.and_then(|m| m.saved_fraction),
+        memory_saved_measured: mem.and_then(|m| m.measured_saved_fraction),
+        mean_peak_bytes_checkpointed: mem.and_then(|m| m.measured_peak_bytes_checkpointed),
+        mean_peak_bytes_dense: mem.and_then(|m| m.measured_peak_bytes_dense),
         baseline_test_mse: r.baseline.full.mean,
         idea_test_mse: r.idea.mean,
         delta_mean: r.comparison.delta_mean,

@@ -107,8 +107,8 @@ pub async fn train_population(
         }
         // Enrich only where another epoch follows: a rank added after the last one trains nothing.
         if let Some(ranks) = ranks.as_mut().filter(|_| epoch + 1 < settings.epochs) {
-            for run in 0..r {
-                if let Some(rank) = ranks.after_epoch(run, &curves[run], epoch + 1) {
+            for (run, curve) in curves.iter().enumerate() {
+                if let Some(rank) = ranks.after_epoch(run, curve, epoch + 1) {
                     model.set_rank(&mut params, run, rank);
                 }
             }
