@@ -373,7 +373,8 @@ pub const KNOBS: &[Knob] = &[
         kind: KnobKind::Int { min: 1, max: IntBound::Fixed(64) },
         default: "2",
         flag: "--r0",
-        slider: slider(1.0, 16.0, 1.0, false),
+        // Up to the default r_max: r0 above r_max is refused.
+        slider: slider(1.0, 8.0, 1.0, false),
         advanced: true,
     },
     Knob {
