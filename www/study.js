@@ -62,8 +62,12 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     }),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download),
     el('div', { className: 'progress-row' }, progress),
-    status, figure, table, conditions);
+    status, figure, el('div', { style: 'overflow-x: auto' }, table), conditions);
   section.setAttribute('aria-labelledby', 'study-title');
+  // Full width under the page's columns; a wide table scrolls inside its own box.
+  section.style.gridColumn = '1 / -1';
+  table.style.borderCollapse = 'collapse';
+  table.style.fontSize = '0.85rem';
   (document.querySelector('main') ?? document.body).append(section);
 
   let t0 = 0;
@@ -185,6 +189,11 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     table.replaceChildren(
       el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h })))),
       el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v) => el('td', { textContent: String(v) }))))));
+    for (const c of table.querySelectorAll('th, td')) {
+      c.style.padding = '0.2rem 0.6rem';
+      c.style.borderBottom = '1px solid #e3e3ea';
+      c.style.textAlign = 'left';
+    }
     table.hidden = false;
   }
 
