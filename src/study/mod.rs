@@ -11,7 +11,7 @@ pub mod chart;
 pub mod summary;
 
 use crate::config::{BenchConfig, Policy};
-use crate::idea::mechanism::{Condition, MechanismCondition, judge};
+use crate::idea::mechanism::{Condition, judge};
 use crate::model::MODELS;
 use crate::progress::{Arm, Phase, ProbeRecord, RunRecord};
 use crate::report::Report;
@@ -262,9 +262,4 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
         policies,
         reports: values,
     })
-}
-
-/// The conditions in the spec's order, for a table (`(letter, description)`).
-pub fn condition_labels() -> Vec<(&'static str, &'static str)> {
-    MechanismCondition::ALL.iter().map(|c| (c.letter(), c.describe())).collect()
 }
