@@ -2,26 +2,52 @@
 //! it with `#[global_allocator]`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Wraps the system allocator and tracks live and peak bytes.
 pub struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    // Per-thread live and peak bytes: a bench trains populations on several threads at once,
+    // and one pass's peak must not count the allocations of another. Const-initialised
+    // `Cell`s allocate nothing, so the allocator may touch them. Bytes freed on another
+    // thread than the one that allocated them make `THREAD_LIVE` drift; it is signed so the
+    // drift cannot wrap, and a measurement only uses differences within one pass.
+    static THREAD_LIVE: Cell<isize> = const { Cell::new(0) };
+    static THREAD_PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn thread_add(delta: isize) {
+    // `try_with`: during thread teardown the slots may be gone; those bytes go uncounted.
+    let _ = THREAD_LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        if delta > 0 {
+            let _ = THREAD_PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+        }
+    });
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
+            INSTALLED.store(true, Ordering::Relaxed);
             let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
             PEAK.fetch_max(now, Ordering::Relaxed);
+            thread_add(layout.size() as isize);
         }
         p
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) };
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        thread_add(-(layout.size() as isize));
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
@@ -32,6 +58,7 @@ unsafe impl GlobalAlloc for Counting {
             } else {
                 LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
             }
+            thread_add(new_size as isize - layout.size() as isize);
         }
         p
     }
@@ -59,4 +86,21 @@ pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     reset_peak();
     let out = f();
     (out, peak().saturating_sub(base))
+}
+
+/// Whether the counting allocator is this binary's global allocator (it has counted an
+/// allocation).
+pub fn installed() -> bool {
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// Peak bytes above the starting level that this thread allocated while `f` ran, or None
+/// when the counting allocator is not installed. Other threads' allocations do not count,
+/// so it measures one pass even while other populations train.
+pub fn thread_peak_during<T>(f: impl FnOnce() -> T) -> (T, Option<usize>) {
+    let base = THREAD_LIVE.with(Cell::get);
+    THREAD_PEAK.with(|p| p.set(base));
+    let out = f();
+    let peak = THREAD_PEAK.with(Cell::get);
+    (out, installed().then(|| (peak - base).max(0) as usize))
 }

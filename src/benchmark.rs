@@ -184,8 +184,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         let eval = DeviceData::new(&data.test, device);
         for arm in [Arm::Baseline, Arm::Idea] {
             let cfg = BenchConfig { epochs: 15, batch_size: 32, lrs: vec![0.01], ..BenchConfig::default() };
-            let settings =
-                TrainSettings { epochs: 15, batch_size: 32, backend: backend.name.clone(), run_hash: cfg.run_hash() };
+            let settings = TrainSettings::new(&cfg, &backend.name);
             let mut rule = rule_for(arm, &cfg);
             let spec = [RunSpec { arm, phase: Phase::Full, lr: 0.01, seed: 0 }];
             let mut tally = Tally::new(1, 1);

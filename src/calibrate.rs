@@ -53,19 +53,15 @@ pub async fn calibrate(
 ) -> Result<Calibration, EngineError> {
     cfg.validate()?;
     let track = track::by_name(&cfg.track).expect("validated");
-    let model = model::by_name(&cfg.model, track.input_dim(), cfg.hidden_size, track.output_dim()).expect("validated");
+    let model = model::by_name(&cfg.model, &crate::protocol::model_shape(cfg, &*track))
+        .map_err(|e| EngineError::from(crate::config::ConfigError::new("model", e)))?;
     let data = track.generate(cfg.data_seed).sweep_split(track.n_val());
     let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
     let specs: Vec<RunSpec> = (0..runs.max(1) as u64)
         .map(|seed| RunSpec { arm: Arm::Baseline, phase: Phase::Sweep, lr: cfg.lrs[0], seed })
         .collect();
     // Enough epochs for max_steps + 1 steps even when an epoch is one minibatch.
-    let settings = TrainSettings {
-        epochs: max_steps + 1,
-        batch_size: cfg.batch_size,
-        backend: backend.name.clone(),
-        run_hash: cfg.run_hash(),
-    };
+    let settings = TrainSettings { epochs: max_steps + 1, ..TrainSettings::new(cfg, &backend.name) };
     let mut rule = DenseRule;
     let mut timer = Timer { steps: 0, first: None, last: None, max_steps: max_steps.max(1), budget };
     let mut tally = Tally::new(specs.len(), 0);

@@ -23,6 +23,10 @@ enum Command {
     /// Run the whole bench and write bench_report.json.
     #[command(allow_negative_numbers = true)]
     Run(Box<RunArgs>),
+    /// Run the mechanism study: the bench on every model under every policy (same flags as
+    /// `run`, less --model and --policy), writing study_report.json and its chart.
+    #[command(allow_negative_numbers = true)]
+    Study(Box<StudyArgs>),
     /// Check a report file against the schema.
     Validate {
         /// Report to check.
@@ -80,6 +84,54 @@ fn knob_help(k: &Knob) -> String {
 
 impl clap::Args for RunArgs {
     fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        augment_run(cmd, "bench_report.json", "Where to write the report.")
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
+    }
+}
+
+/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart`.
+#[derive(Debug)]
+struct StudyArgs {
+    run: RunArgs,
+    chart: PathBuf,
+}
+
+impl clap::FromArgMatches for StudyArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(StudyArgs {
+            run: RunArgs::from_arg_matches(m)?,
+            chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for StudyArgs {
+    fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        augment_run(cmd, "study_report.json", "Where to write the study report (each bench report is embedded).").arg(
+            Arg::new("chart")
+                .long("chart")
+                .value_parser(clap::value_parser!(PathBuf))
+                .default_value("study_chart.svg")
+                .help("Where to write the study chart (SVG)."),
+        )
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
+    }
+}
+
+/// The knob flags plus backend, threads, out and quiet.
+fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
+    {
         let cmd = KNOBS.iter().fold(cmd, |cmd, k| {
             cmd.arg(
                 Arg::new(k.key)
@@ -105,14 +157,10 @@ impl clap::Args for RunArgs {
             Arg::new("out")
                 .long("out")
                 .value_parser(clap::value_parser!(PathBuf))
-                .default_value("bench_report.json")
-                .help("Where to write the report."),
+                .default_value(out_default)
+                .help(out_help),
         )
         .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar."))
-    }
-
-    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
-        Self::augment_args(cmd)
     }
 }
 
@@ -130,6 +178,8 @@ impl RunArgs {
 
 struct BarHost {
     bar: Option<ProgressBar>,
+    /// Message prefix (the study's bench in flight).
+    prefix: String,
 }
 
 impl Host for BarHost {
@@ -140,8 +190,8 @@ impl Host for BarHost {
             let finite: Vec<f64> = p.losses.iter().flatten().copied().collect();
             let loss = if finite.is_empty() { "-".into() } else { format!("{:.5}", crate::stats::mean(&finite)) };
             bar.set_message(format!(
-                "{:?} {:?} | epoch {}/{} step {}/{} | runs {}/{} | loss {loss}",
-                p.phase, p.arm, p.epoch, p.epochs, p.step, p.steps, p.runs_done, p.runs_total
+                "{}{:?} {:?} | epoch {}/{} step {}/{} | runs {}/{} | loss {loss}",
+                self.prefix, p.phase, p.arm, p.epoch, p.epochs, p.step, p.steps, p.runs_done, p.runs_total
             ));
         }
     }
@@ -160,17 +210,31 @@ pub fn main_with(cli: Cli) -> i32 {
                 2
             }
         },
+        Command::Study(args) => match study(&args) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        },
         Command::Validate { file } => validate(&file),
         Command::Bench(args) => crate::benchmark::run(&args),
     }
 }
 
-fn run(args: &RunArgs) -> Result<(), String> {
-    let cfg = args.config()?;
-    let mut backend = backend::by_name(&args.backend)?;
-    if let Some(t) = args.threads {
-        backend.threads = t;
+impl RunArgs {
+    fn backend(&self) -> Result<backend::Backend, String> {
+        let mut backend = backend::by_name(&self.backend)?;
+        if let Some(t) = self.threads {
+            backend.threads = t;
+        }
+        Ok(backend)
     }
+}
+
+/// One bench with a progress bar (unless quiet).
+fn bench_with_bar(cfg: &BenchConfig, args: &RunArgs, prefix: String) -> Result<crate::report::Report, String> {
+    let backend = args.backend()?;
     let bar = (!args.quiet).then(|| {
         let b = ProgressBar::new(1000);
         b.set_style(
@@ -180,16 +244,58 @@ fn run(args: &RunArgs) -> Result<(), String> {
         );
         b
     });
-    let mut host = BarHost { bar };
-    let result = futures::executor::block_on(run_bench(&cfg, &backend, &[], &mut host));
+    let mut host = BarHost { bar, prefix };
+    let result = futures::executor::block_on(run_bench(cfg, &backend, &[], &mut host));
     if let Some(b) = &host.bar {
         b.finish_and_clear();
     }
-    let report = result.map_err(|s| format!("{} ({} runs finished)", s.reason, s.runs.len()))?;
+    result.map_err(|s| format!("{} ({} runs finished)", s.reason, s.runs.len()))
+}
+
+fn run(args: &RunArgs) -> Result<(), String> {
+    let cfg = args.config()?;
+    let report = bench_with_bar(&cfg, args, String::new())?;
     std::fs::write(&args.out, report.to_json() + "\n")
         .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     print!("{}", crate::summary::render(&report));
     println!("report written to {}", args.out.display());
+    Ok(())
+}
+
+fn study(args: &StudyArgs) -> Result<(), String> {
+    use crate::study::{bench_configs, build_study};
+    let run = &args.run;
+    if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
+        let flag = crate::config::knob(k).map_or("", |k| k.flag);
+        return Err(format!("{flag} is not a study flag: the study runs every model under every policy"));
+    }
+    let base = run.config()?;
+    let cfgs = bench_configs(&base);
+    let mut texts = Vec::with_capacity(cfgs.len());
+    for (i, cfg) in cfgs.iter().enumerate() {
+        let label = format!("{} {}", cfg.model, cfg.policy.as_str());
+        let report = bench_with_bar(cfg, run, format!("bench {}/{} {label} | ", i + 1, cfgs.len()))?;
+        let r = &report.comparison;
+        println!(
+            "bench {}/{} {label}: {} (p = {}), mechanism {}",
+            i + 1,
+            cfgs.len(),
+            r.verdict.as_str(),
+            r.p_value.map_or("n/a".into(), |p| format!("{p:.4}")),
+            if report.mechanism_signature.confirmed { "confirmed" } else { "not confirmed" }
+        );
+        texts.push(report.to_json());
+    }
+    let study = build_study(&texts)?;
+    std::fs::write(&run.out, study.to_json() + "\n").map_err(|e| format!("cannot write {}: {e}", run.out.display()))?;
+    {
+        use plotters::prelude::*;
+        let root = SVGBackend::new(&args.chart, (1200, 560)).into_drawing_area();
+        crate::study::chart::draw(&root, &study, 1.0)?;
+        root.present().map_err(|e| format!("cannot write {}: {e:?}", args.chart.display()))?;
+    }
+    print!("{}", crate::study::summary::render(&study));
+    println!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
     Ok(())
 }
 

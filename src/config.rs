@@ -30,7 +30,7 @@ pub struct BenchConfig {
     pub epochs: usize,
     /// Minibatch size.
     pub batch_size: usize,
-    /// GRU hidden size H.
+    /// Hidden size H of the recurrent cell.
     pub hidden_size: usize,
     /// Defect threshold tau.
     pub tau: f64,
@@ -48,6 +48,40 @@ pub struct BenchConfig {
     pub permutations: usize,
     /// Bootstrap resamples for the CI of delta_mean.
     pub bootstrap_resamples: usize,
+    /// Starting rank r0 of a ranked model's low-rank maps (spec §7; no effect on rnn_small).
+    #[serde(default = "default_rank_r0")]
+    pub rank_r0: usize,
+    /// Largest rank r_max (U and V are allocated at r_max columns).
+    #[serde(default = "default_rank_max")]
+    pub rank_max: usize,
+    /// Epochs per enrichment window.
+    #[serde(default = "default_enrich_window")]
+    pub enrich_window: usize,
+    /// Relative loss improvement over a window below which a run gains a rank.
+    #[serde(default = "default_enrich_threshold")]
+    pub enrich_threshold: f64,
+}
+
+/// The default of a knob added after v1 reports were written, for reading those reports.
+fn knob_default<T: serde::de::DeserializeOwned>(key: &str) -> T {
+    let k = knob(key).expect("a knob");
+    serde_json::from_value(parse_value(k, k.default).expect("knob defaults parse")).expect("knob default fits")
+}
+
+fn default_rank_r0() -> usize {
+    knob_default("rank_r0")
+}
+
+fn default_rank_max() -> usize {
+    knob_default("rank_max")
+}
+
+fn default_enrich_window() -> usize {
+    knob_default("enrich_window")
+}
+
+fn default_enrich_threshold() -> f64 {
+    knob_default("enrich_threshold")
 }
 
 impl Default for BenchConfig {
@@ -328,6 +362,55 @@ pub const KNOBS: &[Knob] = &[
         default: "20",
         flag: "--reversal-iters",
         slider: slider(1.0, 100.0, 1.0, false),
+        advanced: true,
+    },
+    Knob {
+        key: "rank_r0",
+        label: "Starting rank r0",
+        help: "rev_ode_small: rank each run's low-rank maps U (V^T .) start at. No effect on \
+               rnn_small (the GRU has no rank).",
+        unit: "columns",
+        kind: KnobKind::Int { min: 1, max: IntBound::Fixed(64) },
+        default: "2",
+        flag: "--r0",
+        // Up to the default r_max: r0 above r_max is refused.
+        slider: slider(1.0, 8.0, 1.0, false),
+        advanced: true,
+    },
+    Knob {
+        key: "rank_max",
+        label: "Largest rank r_max",
+        help: "rev_ode_small: enrichment stops at this rank; U and V are allocated at r_max \
+               columns. No effect on rnn_small.",
+        unit: "columns",
+        kind: KnobKind::Int { min: 1, max: IntBound::Fixed(64) },
+        default: "8",
+        flag: "--r-max",
+        slider: slider(1.0, 32.0, 1.0, false),
+        advanced: true,
+    },
+    Knob {
+        key: "enrich_window",
+        label: "Enrichment window",
+        help: "rev_ode_small: every this many epochs a run whose training loss improved too \
+               little over them gains one rank. No effect on rnn_small.",
+        unit: "epochs",
+        kind: KnobKind::Int { min: 1, max: IntBound::Fixed(1000) },
+        default: "5",
+        flag: "--enrich-window",
+        slider: slider(1.0, 20.0, 1.0, false),
+        advanced: true,
+    },
+    Knob {
+        key: "enrich_threshold",
+        label: "Enrichment threshold",
+        help: "rev_ode_small: a run gains a rank when its training loss improved by less than \
+               this fraction over a window (0.05 = 5%). No effect on rnn_small.",
+        unit: "fraction",
+        kind: KnobKind::Float { min: 0.0, max: Some(1.0) },
+        default: "0.05",
+        flag: "--enrich-threshold",
+        slider: slider(0.001, 0.5, 0.01, true),
         advanced: true,
     },
     Knob {
@@ -622,6 +705,24 @@ impl BenchConfig {
                 }
             }
         }
+        // Limits across fields: they name the field a user would change.
+        let clean = |f: &str, errors: &[ConfigError]| !errors.iter().any(|e| e.field == f);
+        if let Some(m) = crate::model::entry(&self.model)
+            && m.even_hidden
+            && !self.hidden_size.is_multiple_of(2)
+            && clean("hidden_size", &errors)
+        {
+            errors.push(ConfigError::new(
+                "hidden_size",
+                format!("{} splits h into two halves: the hidden size must be even (got {})", m.name, self.hidden_size),
+            ));
+        }
+        if self.rank_r0 > self.rank_max && clean("rank_r0", &errors) && clean("rank_max", &errors) {
+            errors.push(ConfigError::new(
+                "rank_r0",
+                format!("must not exceed r_max (got r0 {} > r_max {})", self.rank_r0, self.rank_max),
+            ));
+        }
         errors
     }
 
@@ -646,6 +747,10 @@ impl BenchConfig {
             self.policy,
             self.reversal_iters,
             self.data_seed,
+            self.rank_r0,
+            self.rank_max,
+            self.enrich_window,
+            self.enrich_threshold,
         ]);
         // FNV-1a 64: stable across platforms and builds (std's hasher is not).
         let hash = fields
@@ -698,6 +803,10 @@ mod tests {
             alpha: 0.05,
             permutations: 10_000,
             bootstrap_resamples: 10_000,
+            rank_r0: 2,
+            rank_max: 8,
+            enrich_window: 5,
+            enrich_threshold: 0.05,
         };
         assert_eq!(BenchConfig::default(), want);
     }
@@ -771,6 +880,30 @@ mod tests {
         assert_eq!(policy["choices"][1]["value"], "chained");
         assert_eq!(s["presets"][0]["config"]["n_seeds"], 4);
         assert_eq!(s["presets"][1]["config"], s["defaults"]);
+    }
+
+    #[test]
+    fn model_limits_across_fields() {
+        let errs = parse_texts([("model", "rev_ode_small"), ("hidden_size", "33")]).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field, "hidden_size");
+        assert!(errs[0].message.contains("must be even (got 33)"), "{errs:?}");
+        // The GRU takes any hidden size in range.
+        assert!(parse_texts([("hidden_size", "33")]).is_ok());
+        assert!(parse_texts([("model", "rev_ode_small"), ("hidden_size", "34")]).is_ok());
+        let errs = parse_texts([("rank_r0", "5"), ("rank_max", "4")]).unwrap_err();
+        assert_eq!(errs[0].field, "rank_r0");
+        assert_eq!(errs[0].to_string(), "rank_r0 (--r0): must not exceed r_max (got r0 5 > r_max 4)");
+    }
+
+    #[test]
+    fn a_config_without_the_rank_knobs_reads_with_their_defaults() {
+        let mut v = serde_json::to_value(BenchConfig::default()).unwrap();
+        for k in ["rank_r0", "rank_max", "enrich_window", "enrich_threshold"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        let cfg: BenchConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(cfg, BenchConfig::default());
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod model;
 pub mod progress;
 pub mod report;
 pub mod stats;
+pub mod study;
 pub mod summary;
 pub mod track;
 

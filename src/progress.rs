@@ -109,6 +109,24 @@ pub struct ProbeRecord {
     pub grad_cos_chosen: Option<f64>,
     /// Cosine between the checkpointed gradient at k_max and dense BPTT.
     pub grad_cos_kmax: Option<f64>,
+    /// Measured peak heap bytes of the checkpointed pass at the chosen k on the probe batch
+    /// (native CPU backends, counting allocator, this thread only); null where it cannot be
+    /// measured: in the browser (wasm has no counting allocator), on GPU backends (device
+    /// memory is not host heap), or when the binary does not install the counting allocator.
+    #[serde(default)]
+    pub peak_bytes_checkpointed: Option<u64>,
+    /// The same measurement for dense BPTT on the probe batch (null under the same conditions).
+    #[serde(default)]
+    pub peak_bytes_dense: Option<u64>,
+}
+
+/// A run's rank from an epoch on (ranked models, spec §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankStep {
+    /// First epoch (0-based) trained at this rank.
+    pub epoch: usize,
+    /// Rank of the low-rank maps.
+    pub rank: usize,
 }
 
 /// Where a run diverged.
@@ -155,6 +173,10 @@ pub struct RunRecord {
     /// With arm, phase, lr, seed and backend it decides whether a resumed bench may reuse it.
     #[serde(default)]
     pub run_hash: String,
+    /// Ranked models (spec §7): the run's rank from each epoch on, starting with (0, r0);
+    /// empty for models without a rank and in older reports.
+    #[serde(default)]
+    pub rank_history: Vec<RankStep>,
 }
 
 impl RunRecord {

@@ -52,6 +52,17 @@ pub fn rule_for(arm: Arm, cfg: &BenchConfig) -> Box<dyn GradientRule> {
     }
 }
 
+/// The sizes `cfg` builds its model for on `track`.
+pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelShape {
+    model::ModelShape {
+        input: track.input_dim(),
+        hidden: cfg.hidden_size,
+        output: track.output_dim(),
+        rank0: cfg.rank_r0,
+        rank_max: cfg.rank_max,
+    }
+}
+
 /// The runs of one population.
 fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u64> + Clone) -> Vec<RunSpec> {
     lrs.iter().flat_map(|&lr| seeds.clone().map(move |seed| RunSpec { arm, phase, lr, seed })).collect()
@@ -256,7 +267,8 @@ pub async fn run_phases(
     let stop = |reason: EngineError, runs: &[RunRecord]| Stopped { reason, runs: runs.to_vec() };
     cfg.validate().map_err(|e| stop(e.into(), &[]))?;
     let track = track::by_name(&cfg.track).expect("validated");
-    let model = model::by_name(&cfg.model, track.input_dim(), cfg.hidden_size, track.output_dim()).expect("validated");
+    let model = model::by_name(&cfg.model, &model_shape(cfg, &*track))
+        .map_err(|e| stop(crate::config::ConfigError::new("model", e).into(), &[]))?;
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
 
@@ -268,12 +280,7 @@ pub async fn run_phases(
     let full_data = (&DeviceData::new(&full.train, device), &DeviceData::new(&full.eval, device));
 
     let mut rules = ARMS.map(|arm| rule_for(arm, cfg));
-    let settings = TrainSettings {
-        epochs: cfg.epochs,
-        batch_size: cfg.batch_size,
-        backend: backend.name.clone(),
-        run_hash: cfg.run_hash(),
-    };
+    let settings = TrainSettings::new(cfg, &backend.name);
     let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
     let mut bench = Bench {
         #[cfg(not(target_arch = "wasm32"))]

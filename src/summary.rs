@@ -114,6 +114,15 @@ pub fn render(r: &Report) -> String {
             mem.dense_states,
             mem.saved_fraction.map_or("n/a".into(), |f| format!("{:.1}%", 100.0 * f))
         );
+        if let (Some(ck), Some(dense), Some(f)) =
+            (mem.measured_peak_bytes_checkpointed, mem.measured_peak_bytes_dense, mem.measured_saved_fraction)
+        {
+            let _ = writeln!(
+                s,
+                "measured on the probe batch: peak {ck:.0} bytes checkpointed vs {dense:.0} dense ({:.1}% saved)",
+                100.0 * f
+            );
+        }
     }
     for w in r.warnings.iter().flatten() {
         let _ = writeln!(s, "warning: {w}");

@@ -352,8 +352,18 @@ fn untimed(r: &Report) -> Value {
     for k in ["started_at", "wall_time_s", "phase_wall_time_s", "reused_runs"] {
         assert!(env.remove(k).is_some(), "environment.{k}");
     }
+    let memory = v["memory"].as_object_mut().unwrap();
+    for k in ["measured_peak_bytes_checkpointed", "measured_peak_bytes_dense", "measured_saved_fraction"] {
+        assert!(memory.remove(k).is_some(), "memory.{k}");
+    }
     for run in v["runs"].as_array_mut().unwrap() {
         run.as_object_mut().unwrap().remove("wall_time_s").unwrap();
+        // Measured peak bytes are measurements of a population's pass, like its wall time.
+        for p in run["probes"].as_array_mut().unwrap() {
+            let p = p.as_object_mut().unwrap();
+            p.remove("peak_bytes_checkpointed").unwrap();
+            p.remove("peak_bytes_dense").unwrap();
+        }
     }
     v
 }

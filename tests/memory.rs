@@ -1,12 +1,16 @@
 //! The checkpointed pass really holds fewer states: peak heap bytes of one idea gradient
 //! step at k = 16 against k = 1, measured by a counting global allocator on a config where
-//! hidden states dominate (hidden 256, batch 64, T 80). Figures are in the README.
+//! hidden states dominate (hidden 256, batch 64, T 80), for the GRU and for rev_ode_small at
+//! k = k_max, and the probe's measured peaks. Figures are in the README.
 
 mod common;
 use common::*;
-use rdbench::alloc_count::{Counting, peak_during};
+use rdbench::alloc_count::{Counting, thread_peak_during};
 use rdbench::idea::checkpointed::checkpointed_grads;
+use rdbench::idea::policy::Policy;
+use rdbench::idea::probe::{ProbeSettings, probe};
 use rdbench::model::Gru;
+use rdbench::model::{ModelShape, RevOde};
 use rdbench::track::{Pendulum, Track};
 use rdbench::train::batch::DeviceData;
 use rdbench::train::init_population;
@@ -23,8 +27,10 @@ fn k16_peak_is_below_k1_peak_by_the_states_it_does_not_keep() {
     let batch = DeviceData::new(&data.train, &device()).all(1, b);
     // Warm up any lazily allocated pools before measuring.
     drop(checkpointed_grads(&model, &params, &batch, &[1], 20));
-    let (_, k1) = peak_during(|| checkpointed_grads(&model, &params, &batch, &[1], 20).out.grads);
-    let (_, k16) = peak_during(|| checkpointed_grads(&model, &params, &batch, &[16], 20).out.grads);
+    // Per-thread peaks: the tests of this binary run on parallel threads.
+    let (_, k1) = thread_peak_during(|| checkpointed_grads(&model, &params, &batch, &[1], 20).out.grads);
+    let (_, k16) = thread_peak_during(|| checkpointed_grads(&model, &params, &batch, &[16], 20).out.grads);
+    let (k1, k16) = (k1.expect("installed"), k16.expect("installed"));
     let state = b * h * 4;
     let saved_states = (81 - 6) * state;
     eprintln!("peak bytes: k=1 {k1}, k=16 {k16}, state bytes 81 -> 6 differ by {saved_states}");
@@ -32,4 +38,37 @@ fn k16_peak_is_below_k1_peak_by_the_states_it_does_not_keep() {
     assert!(k1 - k16 >= saved_states * 8 / 10, "saved {} of the {saved_states} state bytes", k1 - k16);
     // And k = 1 holds at least its 81 states.
     assert!(k1 >= 81 * state);
+}
+
+#[test]
+fn rev_ode_k_max_holds_fewer_states_and_the_probe_measures_it() {
+    // Exact reversal: k = k_max stores ceil(80 / 16) + 1 = 6 states and keeps the gradient.
+    // Measured on this thread only, so the other test of this binary does not disturb it.
+    let (h, b) = (256usize, 64usize);
+    let data = Pendulum::default().generate(0);
+    let shape = ModelShape { input: 2, hidden: h, output: 2, rank0: 8, rank_max: 8 };
+    let model = RevOde::new(&shape).unwrap();
+    let (params, _) = init_population(&model, &[0], &device());
+    let batch = DeviceData::new(&data.train, &device()).all(1, b);
+    drop(checkpointed_grads(&model, &params, &batch, &[1], 1));
+    let (dense, k1) = thread_peak_during(|| checkpointed_grads(&model, &params, &batch, &[1], 1));
+    let (ck, k16) = thread_peak_during(|| checkpointed_grads(&model, &params, &batch, &[16], 1));
+    let (k1, k16) = (k1.expect("installed"), k16.expect("installed"));
+    let state = b * h * 4;
+    eprintln!("rev_ode peak bytes: k=1 {k1}, k=16 {k16}, state bytes 81 -> 6 differ by {}", 75 * state);
+    assert_eq!((dense.stored_states[0], ck.stored_states[0]), (81, 6));
+    assert!(k16 < k1 && k1 - k16 >= 75 * state * 8 / 10, "k=1 {k1}, k=16 {k16}");
+    let cos = cosine(
+        &ck.out.grads.iter().flat_map(|t| read(t.clone())).collect::<Vec<_>>(),
+        &dense.out.grads.iter().flat_map(|t| read(t.clone())).collect::<Vec<_>>(),
+    );
+    assert!(cos > 0.9999, "cosine {cos}");
+
+    // The probe records both peaks; at k = 16 the checkpointed pass's is the lower one.
+    let s = ProbeSettings { tau: 0.08, k_max: 16, policy: Policy::OneStep, reversal_iters: 1, batch_size: b };
+    let rec = &futures::executor::block_on(probe(&model, &params, &batch, &s, 0)).unwrap()[0];
+    assert_eq!(rec.k, 16);
+    let (pc, pd) = (rec.peak_bytes_checkpointed.unwrap(), rec.peak_bytes_dense.unwrap());
+    eprintln!("probe measured peak bytes: checkpointed {pc}, dense {pd}");
+    assert!(pc < pd && pd - pc >= (75 * state * 8 / 10) as u64, "checkpointed {pc}, dense {pd}");
 }

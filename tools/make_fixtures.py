@@ -2,7 +2,7 @@
 """Generate the reference fixtures the Rust tests compare against.
 
 Run once (needs torch, scipy, numpy):  python3 tools/make_fixtures.py [NAME ...]
-Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch}.json, or only
+Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch}.json, or only
 the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
 fixture does not rewrite the committed others. CI does not run this: the outputs are
 committed. Versions used are recorded in each file.
@@ -303,11 +303,108 @@ def gru_reversal_fixture():
     }
 
 
+REV_ODE_PARAMS = ["u_f", "v_f", "w_f", "d_f", "u_g", "v_g", "w_g", "d_g", "w_o", "b_o"]
+
+
+def rev_ode_forward(p, mask, x, c=0.25):
+    """Spec §7 in the engine's row layout: u_* is U^T [r_max, H/2], v_* is V [H/2, r_max],
+    w_* [F, H/2], d_* [1, H/2], w_o [H, F], b_o [1, F]; `mask` [r_max, 1] marks the live rank.
+    Returns the states h_1..h_T [B, T, H] and the predictions p_t = x_t + h_t W_o + b_o."""
+    B, T, _ = x.shape
+    H2 = p["v_f"].shape[0]
+
+    def coupling(k, z, xt):
+        return c * torch.tanh((z @ p["v_" + k]) @ (p["u_" + k] * mask) + xt @ p["w_" + k] + p["d_" + k])
+
+    a = torch.zeros(B, H2, dtype=x.dtype)
+    b = torch.zeros(B, H2, dtype=x.dtype)
+    states = []
+    for t in range(T):
+        a = a + coupling("f", b, x[:, t])
+        b = b + coupling("g", a, x[:, t])
+        states.append(torch.cat([a, b], 1))
+    states = torch.stack(states, 1)
+    return states, x + states @ p["w_o"] + p["b_o"]
+
+
+def rev_ode_inverse(p, mask, h, xt, c=0.25):
+    """The algebraic inverse: b = b' - G(a', x), a = a' - F(b, x)."""
+    H2 = p["v_f"].shape[0]
+    a2, b2 = h[..., :H2], h[..., H2:]
+    b = b2 - c * torch.tanh((a2 @ p["v_g"]) @ (p["u_g"] * mask) + xt @ p["w_g"] + p["d_g"])
+    a = a2 - c * torch.tanh((b @ p["v_f"]) @ (p["u_f"] * mask) + xt @ p["w_f"] + p["d_f"])
+    return torch.cat([a, b], -1)
+
+
+def rev_ode_fixture():
+    """rev_ode_small (spec §7) in float64 autograd: states, loss, every parameter gradient
+    and the inverse, at rank 2 of r_max 3 (so masked U columns are exercised); plus the same
+    cell trained on pendulum data, whose states and inverse the engine must also match."""
+    rng = np.random.default_rng(9)
+    F, H, B, T, R_MAX, RANK = 2, 8, 3, 6, 3, 2
+    H2 = H // 2
+    shapes = {"u_f": (R_MAX, H2), "v_f": (H2, R_MAX), "w_f": (F, H2), "d_f": (1, H2),
+              "u_g": (R_MAX, H2), "v_g": (H2, R_MAX), "w_g": (F, H2), "d_g": (1, H2),
+              "w_o": (H, F), "b_o": (1, F)}
+    mask = torch.tensor([[1.0]] * RANK + [[0.0]] * (R_MAX - RANK), dtype=torch.float64)
+
+    def fresh(scale):
+        p = {k: f32_exact(rng.uniform(-scale, scale, size=shapes[k])) for k in REV_ODE_PARAMS}
+        for k in ("u_f", "u_g"):
+            p[k][RANK:] = 0.0  # unused U columns are 0 (spec §7)
+        return {k: v.requires_grad_(True) for k, v in p.items()}
+
+    p = fresh(0.8)
+    x = f32_exact(rng.uniform(-1, 1, size=(B, T, F)))
+    y = f32_exact(rng.uniform(-1, 1, size=(B, T, F)))
+    states, pred = rev_ode_forward(p, mask, x)
+    loss = torch.mean((pred - y) ** 2)
+    loss.backward()
+    with torch.no_grad():
+        prev = torch.cat([torch.zeros(B, 1, H, dtype=torch.float64), states[:, :-1]], 1)
+        inverse = rev_ode_inverse(p, mask, states, x)  # h_{t-1} from h_t, [B, T, H]
+        assert torch.max(torch.abs(inverse - prev)) < 1e-12
+
+    # Trained: 300 full-batch Adam steps of one-step prediction on 64 pendulum trajectories.
+    q = fresh(1.0 / np.sqrt(H))
+    xs, ys = (torch.from_numpy(a) for a in pendulum_batch(rng, 64, 30))
+    opt = torch.optim.Adam(list(q.values()), lr=0.02)
+    losses = []
+    for _ in range(300):
+        opt.zero_grad()
+        tl = torch.mean((rev_ode_forward(q, mask, xs)[1] - ys) ** 2)
+        tl.backward()
+        opt.step()
+        losses.append(tl.item())
+    with torch.no_grad():
+        for v in q.values():
+            v.copy_(f32_exact(v))
+        tx = f32_exact(torch.from_numpy(pendulum_batch(rng, B, 20)[0]))
+        t_states, _ = rev_ode_forward(q, mask, tx)
+
+    out = {
+        "F": F, "H": H, "B": B, "T": T, "r_max": R_MAX, "rank": RANK, "c": 0.25,
+        "about": "rev_ode_small (spec §7) in the engine's row layout (u_* = U^T [r_max, H/2], v_* = V "
+                 "[H/2, r_max]); mask [r_max, 1] = live rank. states[b][t-1] = h_t; inverse[b][t-1] = h_{t-1} "
+                 "rebuilt from h_t by the algebraic inverse. trained.* is the cell after 300 Adam steps on "
+                 "pendulum data (params rounded to float32) with its states on unseen trajectories.",
+        "mask": tolist(mask),
+        "params": {k: tolist(v) for k, v in p.items()},
+        "grads": {k: tolist(v.grad) for k, v in p.items()},
+        "x": tolist(x), "y": tolist(y),
+        "states": tolist(states), "pred": tolist(pred), "loss": loss.item(), "inverse": tolist(inverse),
+        "trained": {"loss_first": losses[0], "loss_last": losses[-1],
+                    "params": {k: tolist(v) for k, v in q.items()}, "x": tolist(tx), "states": tolist(t_states)},
+    }
+    return out
+
+
 FIXTURES = {
     "gru_torch": gru_fixture,
     "adam_torch": adam_fixture,
     "stats_scipy": stats_fixture,
     "gru_reversal_torch": gru_reversal_fixture,
+    "rev_ode_torch": rev_ode_fixture,
 }
 
 

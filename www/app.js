@@ -4,6 +4,7 @@ import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
 import { createEngine, parseWorkers } from './engine-client.js';
 import { createResults } from './results.js';
+import { createStudy } from './study.js';
 
 const $ = (id) => document.getElementById(id);
 const timings = {};
@@ -40,8 +41,10 @@ const results = createResults({ charts, banner, timings });
 let controls = null;
 
 // ---------------------------------------------------------------- run state
+let study = null;
 function refreshRunState() {
-  const running = engine.state.running;
+  // The study (study.js) runs benches on its own engine: one at a time on the page.
+  const running = engine.state.running || Boolean(study?.state.running);
   const current = controls?.current;
   const errors = current?.errors ?? [];
   $('run').disabled = running || !current?.config;
@@ -181,6 +184,8 @@ async function init() {
     },
   });
   window.rdbench.controls = controls;
+  study = createStudy({ charts, getStart: nextStart, isBusy: () => engine.state.running, banner, onState: refreshRunState });
+  window.rdbench.study = study.state;
   loadFromHash();
   // A link pasted into this tab, or back/forward: the form follows the URL. (The page's own
   // edits use replaceState, which fires no hashchange.)

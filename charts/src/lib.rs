@@ -9,6 +9,8 @@ pub mod live;
 pub mod mechanism;
 pub mod null;
 pub mod per_seed;
+#[cfg(target_arch = "wasm32")]
+pub mod study;
 pub mod style;
 pub mod sweep;
 #[cfg(target_arch = "wasm32")]

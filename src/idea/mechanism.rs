@@ -295,6 +295,8 @@ mod tests {
             dense_bytes: 0,
             grad_cos_chosen: cos_chosen,
             grad_cos_kmax: cos_kmax,
+            peak_bytes_checkpointed: None,
+            peak_bytes_dense: None,
         }
     }
 
@@ -314,6 +316,7 @@ mod tests {
             probes,
             backend: String::new(),
             run_hash: String::new(),
+            rank_history: Vec::new(),
         }
     }
 

@@ -65,6 +65,22 @@ pub fn cosine_of_sums(row: &[f32]) -> f64 {
     dot / (aa.sqrt() * bb.sqrt() + 1e-30)
 }
 
+/// Run `f` and measure the peak heap bytes it allocated on this thread: natively on a CPU
+/// backend (host heap is where its tensors live) with the counting allocator installed;
+/// None elsewhere (wasm, GPU backends), where host heap says nothing about the pass.
+fn measure<T>(device: &burn::tensor::Device, f: impl FnOnce() -> T) -> (T, Option<usize>) {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use burn::backend::DispatchDevice;
+        let cpu = matches!(device.as_dispatch(), DispatchDevice::Flex(_) | DispatchDevice::NdArray(_));
+        if cpu && !device.is_autodiff() {
+            return crate::alloc_count::thread_peak_during(f);
+        }
+    }
+    let _ = device;
+    (f(), None)
+}
+
 /// Probe every run of the population on `batch` (the probe batch).
 pub async fn probe(
     model: &dyn RecurrentModel,
@@ -119,12 +135,23 @@ pub async fn probe(
             dense_bytes: bytes(t_len + 1),
             grad_cos_chosen: None,
             grad_cos_kmax: None,
+            peak_bytes_checkpointed: None,
+            peak_bytes_dense: None,
         });
     }
 
     // Gradient fidelity on the probe batch: checkpointed (chosen k, and k_max) vs dense BPTT.
-    let dense = dense_grads(model, params, batch).grads;
-    let at_chosen = checkpointed_grads(model, params, batch, &chosen, s.reversal_iters).out.grads;
+    // Measured memory (spec §5 counts it; issue 9 measures it): each pass's peak heap bytes
+    // on this thread, natively on the CPU. For a population the peak is the whole
+    // population's pass, so it is split evenly over its runs (every run holds the same
+    // tensors but its own checkpoint rows; the per-run figure is exact for a population of 1).
+    let (dense, dense_peak) = measure(&params[0].device(), || dense_grads(model, params, batch).grads);
+    let (at_chosen, ck_peak) =
+        measure(&params[0].device(), || checkpointed_grads(model, params, batch, &chosen, s.reversal_iters).out.grads);
+    for rec in records.iter_mut() {
+        rec.peak_bytes_dense = dense_peak.map(|b| (b / r) as u64);
+        rec.peak_bytes_checkpointed = ck_peak.map(|b| (b / r) as u64);
+    }
     let at_kmax = checkpointed_grads(model, params, batch, &vec![s.k_max; r], s.reversal_iters).out.grads;
     let sums =
         read_f32(Tensor::cat(vec![grad_dot_sums(&at_chosen, &dense), grad_dot_sums(&at_kmax, &dense)], 1)).await?;

@@ -11,9 +11,13 @@ mod fast_math;
 mod gru;
 #[cfg(feature = "engine")]
 pub mod kernels;
+#[cfg(feature = "engine")]
+mod rev_ode;
 
 #[cfg(feature = "engine")]
 pub use gru::Gru;
+#[cfg(feature = "engine")]
+pub use rev_ode::RevOde;
 
 #[cfg(feature = "engine")]
 use burn::tensor::Tensor;
@@ -27,18 +31,54 @@ pub struct ModelEntry {
     pub name: &'static str,
     /// What a user sees in a choice list.
     pub label: &'static str,
-    /// Build it for `input` features, `hidden` units and `output` predicted features.
+    /// Whether the hidden size must be even (two halves).
+    pub even_hidden: bool,
+    /// Whether the rank knobs (r0, r_max, enrichment) change it.
+    pub ranked: bool,
+    /// Build it for a shape, or say why that shape does not fit the model.
     #[cfg(feature = "engine")]
-    pub build: fn(usize, usize, usize) -> Box<dyn RecurrentModel>,
+    pub build: fn(&ModelShape) -> Result<Box<dyn RecurrentModel>, String>,
+}
+
+/// Sizes a model is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelShape {
+    /// Input features.
+    pub input: usize,
+    /// Hidden units H.
+    pub hidden: usize,
+    /// Predicted features.
+    pub output: usize,
+    /// Starting rank r0 (models with a rank, spec §7).
+    pub rank0: usize,
+    /// Largest rank r_max.
+    pub rank_max: usize,
 }
 
 /// Every model this build knows.
-pub const MODELS: &[ModelEntry] = &[ModelEntry {
-    name: "rnn_small",
-    label: "rnn_small (GRU)",
-    #[cfg(feature = "engine")]
-    build: |i, h, o| Box::new(Gru::new(i, h, o)),
-}];
+pub const MODELS: &[ModelEntry] = &[
+    ModelEntry {
+        name: "rnn_small",
+        label: "rnn_small (GRU)",
+        even_hidden: false,
+        ranked: false,
+        #[cfg(feature = "engine")]
+        build: |s| Ok(Box::new(Gru::new(s.input, s.hidden, s.output))),
+    },
+    ModelEntry {
+        name: "rev_ode_small",
+        label: "rev_ode_small (exactly reversible low-rank ODE)",
+        even_hidden: true,
+        ranked: true,
+        #[cfg(feature = "engine")]
+        build: |s| Ok(Box::new(RevOde::new(s)?)),
+    },
+];
+
+/// The registry entry of a model name.
+pub fn entry(name: &str) -> Option<&'static ModelEntry> {
+    MODELS.iter().find(|m| m.name == name)
+}
 
 /// Parameters of a population: one `[R, rows, cols]` tensor per parameter.
 #[cfg(feature = "engine")]
@@ -76,10 +116,20 @@ pub trait RecurrentModel: Send + Sync {
         scale: f32,
         grads: &mut [Tensor<3>],
     ) -> Tensor<3>;
+    /// `(r0, r_max)` for a model whose low-rank maps grow by enrichment (spec §7); None for
+    /// a model without a rank (the rank knobs then change nothing).
+    fn rank_limits(&self) -> Option<(usize, usize)> {
+        None
+    }
+    /// Give run `run` rank `rank` (only called when `rank_limits` is Some). The function
+    /// must not change at that moment: the new columns enter at zero.
+    fn set_rank(&self, _p: &mut [Tensor<3>], _run: usize, _rank: usize) {}
 }
 
-/// Look a model up by its config name.
+/// Build a model by its config name; an unknown name or a shape it cannot take is an error.
 #[cfg(feature = "engine")]
-pub fn by_name(name: &str, input: usize, hidden: usize, output: usize) -> Option<Box<dyn RecurrentModel>> {
-    MODELS.iter().find(|m| m.name == name).map(|m| (m.build)(input, hidden, output))
+pub fn by_name(name: &str, shape: &ModelShape) -> Result<Box<dyn RecurrentModel>, String> {
+    let known = || MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ");
+    let m = entry(name).ok_or_else(|| format!("unknown model {name:?} (known: {})", known()))?;
+    (m.build)(shape)
 }

@@ -149,12 +149,17 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
     // A diverged run stopped storing states when it stopped: its mean is not comparable.
     let stored: Vec<f64> = idea_full.iter().filter(|r| !r.diverged).filter_map(|r| r.mean_stored_states).collect();
     let mean_stored = (!stored.is_empty()).then(|| stats::mean(&stored));
+    let live: Vec<RunRecord> = idea_full.iter().filter(|r| !r.diverged).cloned().collect();
+    let (peak_ck, peak_dense, measured_saved) = Memory::measured(&live);
     let memory = Memory {
         mean_stored_states: mean_stored,
         dense_states: t + 1,
         mean_stored_bytes: mean_stored.map(|s| s * state_bytes),
         dense_bytes: ((t + 1) as f64 * state_bytes) as u64,
         saved_fraction: mean_stored.map(|s| 1.0 - s / (t + 1) as f64),
+        measured_peak_bytes_checkpointed: peak_ck,
+        measured_peak_bytes_dense: peak_dense,
+        measured_saved_fraction: measured_saved,
     };
 
     let backends = run_backends(&runs);

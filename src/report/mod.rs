@@ -289,6 +289,31 @@ pub struct Memory {
     pub dense_bytes: u64,
     /// 1 - stored / dense.
     pub saved_fraction: Option<f64>,
+    /// Mean measured peak heap bytes of the checkpointed pass on the probe batch, over the
+    /// probes of these runs (`ProbeRecord::peak_bytes_checkpointed`); null where not measured
+    /// (the browser, GPU backends) and in older reports.
+    #[serde(default)]
+    pub measured_peak_bytes_checkpointed: Option<f64>,
+    /// The same for dense BPTT (`ProbeRecord::peak_bytes_dense`).
+    #[serde(default)]
+    pub measured_peak_bytes_dense: Option<f64>,
+    /// 1 - measured checkpointed peak / measured dense peak: memory saved as measured.
+    #[serde(default)]
+    pub measured_saved_fraction: Option<f64>,
+}
+
+impl Memory {
+    /// The measured figures over `runs`' probes: (mean checkpointed peak, mean dense peak,
+    /// saved fraction), each null without measurements.
+    pub fn measured(runs: &[RunRecord]) -> (Option<f64>, Option<f64>, Option<f64>) {
+        let mean = |f: fn(&crate::progress::ProbeRecord) -> Option<u64>| {
+            let v: Vec<f64> = runs.iter().flat_map(|r| &r.probes).filter_map(|p| f(p).map(|b| b as f64)).collect();
+            (!v.is_empty()).then(|| crate::stats::mean(&v))
+        };
+        let (ck, dense) = (mean(|p| p.peak_bytes_checkpointed), mean(|p| p.peak_bytes_dense));
+        let saved = ck.zip(dense).filter(|&(_, d)| d > 0.0).map(|(c, d)| 1.0 - c / d);
+        (ck, dense, saved)
+    }
 }
 
 impl Report {

@@ -35,6 +35,7 @@ pub fn clip(grads: Vec<Tensor<3>>, norms: Tensor<3>) -> Vec<Tensor<3>> {
 }
 
 /// Adam state of a population.
+#[derive(Clone)]
 pub struct Adam {
     m: Vec<Tensor<3>>,
     v: Vec<Tensor<3>>,

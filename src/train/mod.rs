@@ -6,11 +6,13 @@ pub mod adam;
 pub mod arm;
 pub mod batch;
 pub mod dense;
+pub mod enrich;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod parallel;
 mod population;
 
 pub use arm::{GradOut, GradientRule, LocalFuture, RunExtras};
+pub use enrich::Enrichment;
 pub use population::train_population;
 
 use crate::error::EngineError;
@@ -27,10 +29,25 @@ pub struct TrainSettings {
     pub epochs: usize,
     /// Minibatch size.
     pub batch_size: usize,
+    /// When a ranked model's runs gain a rank (spec §7; unused by models without a rank).
+    pub enrichment: Enrichment,
     /// Name of the backend, stamped on every record (a resumed bench matches on it).
     pub backend: String,
     /// `BenchConfig::run_hash` of the config, stamped on every record.
     pub run_hash: String,
+}
+
+impl TrainSettings {
+    /// The settings `cfg` trains with on `backend` (its name).
+    pub fn new(cfg: &crate::config::BenchConfig, backend: &str) -> Self {
+        TrainSettings {
+            epochs: cfg.epochs,
+            batch_size: cfg.batch_size,
+            enrichment: Enrichment { window: cfg.enrich_window, threshold: cfg.enrich_threshold },
+            backend: backend.to_string(),
+            run_hash: cfg.run_hash(),
+        }
+    }
 }
 
 /// Bench-wide progress bookkeeping, shared by all populations.

@@ -4,6 +4,7 @@ use super::adam::{Adam, clip, grad_norms, zero_run};
 use super::arm::GradientRule;
 use super::batch::{DeviceData, epoch_order};
 use super::dense::eval_mse;
+use super::enrich::Ranks;
 use super::{Tally, TrainSettings, init_population, read_f32};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
@@ -31,6 +32,8 @@ pub async fn train_population(
     let lrs: Vec<f64> = specs.iter().map(|s| s.lr).collect();
     let (mut params, mut rngs) = init_population(model, &seeds, device);
     let mut adam = Adam::new(&params, &lrs, device);
+    // Ranked models (spec §7): each run's rank, grown between epochs by its own loss curve.
+    let mut ranks = model.rank_limits().map(|limits| Ranks::new(settings.enrichment, limits, r));
     rule.start(train, r);
 
     let mut diverged: Vec<Option<DivergedAt>> = vec![None; r];
@@ -102,6 +105,14 @@ pub async fn train_population(
             let (sum, n) = sums[run];
             curves[run].push((diverged[run].is_none() && n > 0).then(|| sum / n as f64));
         }
+        // Enrich only where another epoch follows: a rank added after the last one trains nothing.
+        if let Some(ranks) = ranks.as_mut().filter(|_| epoch + 1 < settings.epochs) {
+            for (run, curve) in curves.iter().enumerate() {
+                if let Some(rank) = ranks.after_epoch(run, curve, epoch + 1) {
+                    model.set_rank(&mut params, run, rank);
+                }
+            }
+        }
     }
 
     let metrics = eval_mse(model, &params, &eval.all(r, eval.n)).await?;
@@ -128,6 +139,7 @@ pub async fn train_population(
             probes: extras.probes,
             backend: settings.backend.clone(),
             run_hash: settings.run_hash.clone(),
+            rank_history: ranks.as_mut().map(|k| std::mem::take(&mut k.history[run])).unwrap_or_default(),
         });
     }
     tally.runs_done += r;

@@ -151,6 +151,7 @@ pub fn run_record(
         probes: Vec::new(),
         backend: "cpu-flex".into(),
         run_hash: "0123456789abcdef".into(),
+        rank_history: Vec::new(),
     }
 }
 
@@ -173,6 +174,8 @@ pub fn probe_record(
         dense_bytes: 81 * 32 * 32 * 4,
         grad_cos_chosen: cos_chosen,
         grad_cos_kmax: cos_kmax,
+        peak_bytes_checkpointed: None,
+        peak_bytes_dense: None,
     }
 }
 
