@@ -112,26 +112,49 @@ export function createResults({ charts, banner, timings }) {
     dl.append(div);
   }
 
-  function renderCard(c) {
+  const bytes = (b) => (b === null || b === undefined ? 'n/a' : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KiB` : `${Math.round(b)} B`);
+
+  function renderCard(c, problems) {
     const verdict = $('verdict');
-    verdict.textContent = `Verdict: ${c.verdict}`;
+    // A report whose arithmetic fails is not allowed to look like a result.
+    const unverified = problems.length > 0;
+    verdict.replaceChildren();
+    const headline = document.createElement('span');
+    headline.textContent = (unverified ? 'Unverified: ' : '') + c.headline;
+    const said = document.createElement('span');
+    said.className = 'verdict-said';
+    said.textContent = ` — report verdict “${c.verdict}”`;
+    verdict.append(headline, said);
     verdict.dataset.value = JSON.stringify(c.verdict);
-    verdict.className = `verdict ${c.verdict === 'significant win' ? 'win' : c.verdict === 'significant loss' ? 'loss' : 'none'}`;
+    verdict.dataset.outcome = c.outcome;
+    verdict.className = `verdict ${unverified ? 'unverified'
+      : c.outcome === 'significant_win' ? 'win' : c.outcome === 'significant_loss' ? 'loss'
+        : c.outcome === 'worse_not_significant' ? 'lean-loss' : 'none'}`;
+    $('card-explain').textContent = c.explanation;
+    $('card-rule').textContent = `Rule: ${c.rule}${c.alpha_from_report ? '' : ' (α is not in this report: the contract default)'}. ` +
+      `The smallest p ${c.n_pairs} pair${c.n_pairs === 1 ? '' : 's'} can give is ${c.min_p === 0 ? '0 (Monte Carlo)' : fmt(c.min_p)}.`;
+    $('card-rule').dataset.minP = String(c.min_p);
+    const plist = $('card-problem-list');
+    plist.replaceChildren(...problems.slice(0, 12).map((t) => Object.assign(document.createElement('li'), { textContent: t })));
+    if (problems.length > 12) plist.append(Object.assign(document.createElement('li'), { textContent: `… and ${problems.length - 12} more` }));
+    $('card-problems').hidden = !unverified;
     const dl = $('card-facts');
     dl.replaceChildren();
     fact(dl, 'p_value', 'p', c.p_value, `${fmt(c.p_value)} (${c.p_method})`);
-    fact(dl, 'delta_mean', 'Δ mean MSE (idea − baseline)', c.delta_mean, fmt(c.delta_mean, 6));
+    fact(dl, 'alpha', 'α', c.alpha, String(c.alpha));
+    fact(dl, 'delta_mean', 'Δ mean test MSE (idea − baseline)', c.delta_mean, fmt(c.delta_mean, 6));
     if (c.delta_ci95) fact(dl, 'delta_ci95', '95% CI of Δ', c.delta_ci95, `${fmt(c.delta_ci95[0], 6)} … ${fmt(c.delta_ci95[1], 6)}`);
     fact(dl, 'idea_wins', 'idea wins', c.idea_wins, `${c.idea_wins}/${c.n_pairs}`);
     fact(dl, 'n_pairs', 'pairs tested', c.n_pairs, String(c.n_pairs));
-    fact(dl, 'baseline_mean', 'baseline MSE', c.baseline_mean, fmt(c.baseline_mean, 6));
-    fact(dl, 'idea_mean', 'idea MSE', c.idea_mean, fmt(c.idea_mean, 6));
+    fact(dl, 'baseline_mean', 'baseline test MSE', c.baseline_mean, fmt(c.baseline_mean, 6));
+    fact(dl, 'idea_mean', 'idea test MSE', c.idea_mean, fmt(c.idea_mean, 6));
     if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, fmt(c.wilcoxon_p));
     if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, fmt(c.effect_size_dz, 2));
     fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${c.best_lr_baseline} / ${c.best_lr_idea}`);
     if (c.memory_saved_fraction !== null) {
       fact(dl, 'memory_saved_fraction', 'memory saved', c.memory_saved_fraction,
-        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states)`);
+        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states saved per minibatch: ` +
+        `${bytes(c.mean_stored_bytes)} of ${bytes(c.dense_bytes)})`);
     }
     if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, fmtTime(c.wall_time_s));
     if (c.backend !== null) fact(dl, 'backend', 'backend', c.backend, `${c.backend} — ${c.adapter}`);
@@ -151,7 +174,11 @@ export function createResults({ charts, banner, timings }) {
       for (const cond of c.conditions) {
         const li = document.createElement('li');
         li.className = cond.holds ? 'ok' : 'fail';
-        li.textContent = `(${cond.letter}) ${cond.detail}`;
+        // What the condition claims, then what was measured.
+        const what = document.createElement('span');
+        what.className = 'cond-what';
+        what.textContent = `(${cond.letter}) ${cond.describe}: `;
+        li.append(what, cond.detail);
         ul.append(li);
       }
       mech.append(ul);
@@ -203,12 +230,11 @@ export function createResults({ charts, banner, timings }) {
     reportText = text;
     $('download').disabled = false;
     $('source').textContent = `Showing ${source}.`;
-    renderCard(JSON.parse(view.card_json()));
+    const problems = view.problems();
+    renderCard(JSON.parse(view.card_json()), problems);
     $('results-empty').hidden = true;
     $('charts').hidden = false;
-    const problems = view.problems();
-    if (problems.length) banner('warn', `This report's numbers do not all add up:\n${problems.slice(0, 6).join('\n')}`);
-    else if (source !== 'this run') banner(null);
+    if (source !== 'this run') banner(null);
     drawCharts();
     timings.chartDrawn = performance.now();
     document.body.dataset.report = 'shown';

@@ -69,6 +69,18 @@ pub fn draw_losses(canvas: HtmlCanvasElement, caption: &str, series_json: &str, 
     js(live::draw(&area(canvas)?, caption, &runs, Scale(dpr)))
 }
 
+/// The smallest two-sided sign-flip p that `n_pairs` pairs can give (see `card::min_reachable_p`).
+#[wasm_bindgen]
+pub fn min_reachable_p(n_pairs: usize) -> f64 {
+    card::min_reachable_p(n_pairs)
+}
+
+/// The fewest pairs that can reach p < `alpha` (undefined when alpha is not in (0, 1)).
+#[wasm_bindgen]
+pub fn pairs_needed(alpha: f64) -> Option<usize> {
+    card::pairs_needed(alpha)
+}
+
 /// The configuration schema (knobs, presets, defaults) as JSON: the page builds its controls
 /// from it, so it keeps no defaults or limits of its own.
 #[wasm_bindgen]
