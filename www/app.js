@@ -58,11 +58,34 @@ function refreshRunState() {
   reason.hidden = reason.textContent === '';
 }
 
+let chartsModule = null;
+
 function showEstimate(c) {
   // Runs per arm: a sweep run per lr and sweep seed, then one per paired seed.
   $('estimate').textContent = c
     ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms).`
     : '';
+  // A run whose pair count can never reach alpha is worth a word before it starts.
+  const warn = $('pairs-warning');
+  const minP = c && chartsModule ? chartsModule.min_reachable_p(c.n_seeds) : 0;
+  if (c && minP >= c.alpha) {
+    const need = chartsModule.pairs_needed(c.alpha);
+    warn.textContent = `With ${c.n_seeds} paired seed${c.n_seeds === 1 ? '' : 's'} the smallest p the sign-flip test can give is ` +
+      `${Number(minP.toPrecision(3))}, not below α = ${c.alpha}: this run cannot be significant either way` +
+      (need ? ` (it needs at least ${need} paired seeds).` : '.');
+    warn.hidden = false;
+  } else {
+    warn.textContent = '';
+    warn.hidden = true;
+  }
+  runLabel();
+}
+
+/** Run says what it will do: resume from kept runs, or start afresh. */
+function runLabel() {
+  const next = nextStart();
+  const kept = next ? engine.reusable(next.config).length : 0;
+  $('run').textContent = kept ? `Resume bench (${kept} run${kept === 1 ? '' : 's'} kept)` : 'Run bench';
 }
 
 // ---------------------------------------------------------------- engine
@@ -71,6 +94,8 @@ const engine = createEngine({
   loaded: () => engineStatus('ready', true),
   started: (message) => {
     $('continue-cpu').hidden = true;
+    // Focus follows the action: the control that can act next.
+    if (document.activeElement === $('run') || document.activeElement === document.body) $('cancel').focus();
     $('run-note').textContent = message.prior.length ? `Reusing ${message.prior.length} finished runs.` : '';
     results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine');
     if (bannerTag !== 'link') banner(null);
@@ -85,11 +110,16 @@ const engine = createEngine({
   runFinished: () => {},
   report: (json) => {
     refreshRunState();
+    runLabel();
+    if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     results.finished(engine.state.finishedRuns.length);
     results.showReport(json, 'this run');
   },
   stopped: (m, kept) => {
     refreshRunState();
+    runLabel();
+    results.stopped();
+    if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     if (m.reason === STOP_REASON.cancelled) {
       results.setPhase('cancelled');
       $('run-note').textContent = `Cancelled. ${kept} finished run(s) are kept: Run again with the same configuration to resume from them.`;
@@ -105,6 +135,8 @@ const engine = createEngine({
   crashed: (message, { wasRunning, fatal, onWebGpu, kept }) => {
     if (fatal) engineStatus('not loaded');
     refreshRunState();
+    runLabel();
+    results.stopped();
     results.setPhase('failed');
     banner('error', `The engine stopped: ${message}\n${kept} finished run(s) are kept.` +
       (onWebGpu ? ' WebGPU failed mid-run; you can continue on the CPU.' : ''));
@@ -142,7 +174,12 @@ function loadFromHash() {
 async function init() {
   $('config').addEventListener('submit', (e) => {
     e.preventDefault();
-    run();
+    // Only the Run button starts a bench: Enter in a number box must not start a long run.
+    if (e.submitter === $('run')) run();
+  });
+  // Leaving or reloading mid-run would lose the runs in flight: the browser asks first.
+  addEventListener('beforeunload', (e) => {
+    if (engine.state.running) e.preventDefault();
   });
   $('cancel').addEventListener('click', () => {
     engine.cancel();
@@ -157,6 +194,7 @@ async function init() {
   refreshRunState();
 
   const m = await charts;
+  chartsModule = m;
   controls = createControls({
     schema: JSON.parse(m.config_schema()),
     parseConfig: (texts) => JSON.parse(m.parse_config(JSON.stringify(texts))),

@@ -39,6 +39,15 @@ export function createResults({ charts, banner, timings }) {
     $('p-phase').textContent = phase;
     $('progress').value = 0;
     $('progress-pct').textContent = '0%';
+    // Nothing of the last run may linger until the first progress of this one.
+    for (const id of ['p-runs', 'p-elapsed', 'p-eta']) $(id).textContent = '–';
+  }
+
+  /** The bench stopped (cancel, failure): nothing is in flight and there is no ETA. */
+  function stopped() {
+    $('p-eta').textContent = '–';
+    const runs = $('p-runs').textContent.replace(/, \d+ in flight$/, '');
+    $('p-runs').textContent = runs;
   }
 
   function setPhase(text) {
@@ -56,7 +65,9 @@ export function createResults({ charts, banner, timings }) {
     $('p-phase').textContent = `${p.phase} · ${p.arm} · epoch ${p.epoch}/${p.epochs} · step ${p.step}/${p.steps}`;
     $('p-runs').textContent = `${p.runs_done}/${p.runs_total} done, ${p.losses.length} in flight`;
     $('p-elapsed').textContent = fmtTime(p.elapsed_s);
-    $('p-eta').textContent = p.fraction > 0.02 ? fmtTime(p.elapsed_s * (1 - p.fraction) / p.fraction) : 'estimating…';
+    // A resumed bench starts at the reused runs' share: the rate is what this run has done.
+    const done = p.fraction - firstProgress.fraction;
+    $('p-eta').textContent = done > 0.02 && p.elapsed_s > 0 ? fmtTime(p.elapsed_s * (1 - p.fraction) / done) : 'estimating…';
     // One chart per phase and arm: a new one starts when the bench moves on.
     const key = `${p.phase}/${p.arm}`;
     if (live.key !== key) {
@@ -215,6 +226,17 @@ export function createResults({ charts, banner, timings }) {
     }
   }
 
+  let shownSource = null;
+
+  /** A report that could not be opened: said next to Load, in view, with what is still shown. */
+  function loadError(text) {
+    const box = $('load-error');
+    box.textContent = text + (shownSource ? `\nStill showing ${shownSource}: nothing was replaced.` : '');
+    box.hidden = false;
+    box.scrollIntoView({ block: 'nearest' });
+    box.focus({ preventScroll: true });
+  }
+
   /** Show a report (text as the engine wrote it or as loaded); false if it cannot be read. */
   async function showReport(text, source) {
     const m = await charts;
@@ -222,9 +244,11 @@ export function createResults({ charts, banner, timings }) {
     try {
       next = new m.View(text);
     } catch (e) {
-      banner('error', `Could not open ${source}: ${e?.message ?? e}`);
+      loadError(`Could not open ${source}: ${e?.message ?? e}`);
       return false;
     }
+    $('load-error').hidden = true;
+    shownSource = source;
     view?.free();
     view = next;
     reportText = text;
@@ -243,12 +267,12 @@ export function createResults({ charts, banner, timings }) {
 
   async function loadFile(file) {
     if (!file) return;
-    if (file.size > 64 * 1024 * 1024) return banner('error', `${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MB: too large for a report.`);
+    if (file.size > 64 * 1024 * 1024) return loadError(`${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MB: too large for a report.`);
     let text;
     try {
       text = await file.text();
     } catch (e) {
-      return banner('error', `Could not read ${file.name}: ${e?.message ?? e}`);
+      return loadError(`Could not read ${file.name}: ${e?.message ?? e}`);
     }
     await showReport(text, file.name);
   }
@@ -266,6 +290,8 @@ export function createResults({ charts, banner, timings }) {
 
   function bind() {
     $('download').addEventListener('click', download);
+    // A real button (a <label> for a hidden input is not reachable with Tab).
+    $('load-button').addEventListener('click', () => $('load-file').click());
     $('load-file').addEventListener('change', (e) => { loadFile(e.target.files[0]); e.target.value = ''; });
     $('load-example').addEventListener('click', async () => {
       try {
@@ -273,7 +299,7 @@ export function createResults({ charts, banner, timings }) {
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
         await showReport(await r.text(), 'the seed report (www/examples/seed_bench_report.json)');
       } catch (e) {
-        banner('error', `Could not fetch the example: ${e?.message ?? e}`);
+        loadError(`Could not fetch the example: ${e?.message ?? e}`);
       }
     });
     document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
@@ -290,7 +316,7 @@ export function createResults({ charts, banner, timings }) {
 
   bind();
   return {
-    resetRun, setPhase, setBackend, progress, finished, showReport,
+    resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
   };
 }

@@ -175,7 +175,11 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
     let delta = c.delta_mean.map_or("n/a".into(), |d| format!("{}{}", if d > 0.0 { "+" } else { "" }, num(d)));
     let mut text = match outcome {
         Outcome::SignificantWin => {
-            format!("The idea had the lower test MSE on {} (Δ = {delta}) and p = {p} < α = {}.", seeds(wins), num(alpha))
+            format!(
+                "The idea had the lower test MSE on {} (Δ = {delta}) and p = {p} < α = {}.",
+                seeds(wins),
+                num(alpha)
+            )
         }
         Outcome::SignificantLoss => format!(
             "The idea had the higher test MSE on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
@@ -343,7 +347,11 @@ mod tests {
         // The seed report's own outcome: better on 6 of 8, p = 0.1697.
         let c = card(&seed_report());
         assert_eq!(c.outcome, Outcome::BetterNotSignificant);
-        assert!(c.explanation.contains("won on 6 of 8 seeds") && c.explanation.contains("p = 0.1697"), "{}", c.explanation);
+        assert!(
+            c.explanation.contains("won on 6 of 8 seeds") && c.explanation.contains("p = 0.1697"),
+            "{}",
+            c.explanation
+        );
         assert!(!c.explanation.contains("cannot reach"), "8 pairs can reach 0.05");
     }
 
