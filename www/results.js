@@ -68,16 +68,14 @@ export function createResults({ charts, banner, timings }) {
     // A resumed bench starts at the reused runs' share: the rate is what this run has done.
     const done = p.fraction - firstProgress.fraction;
     $('p-eta').textContent = done > 0.02 && p.elapsed_s > 0 ? fmtTime(p.elapsed_s * (1 - p.fraction) / done) : 'estimating…';
-    // One chart per phase and arm: a new one starts when the bench moves on.
-    const key = `${p.phase}/${p.arm}`;
-    if (live.key !== key) {
-      Object.assign(live, { key, series: new Map(), step: 0, caption: `${p.arm} ${p.phase}: minibatch loss` });
-    }
+    // Every run of the bench stays on the chart (x = the run's own step), so the arms'
+    // losses can be compared side by side; colour = arm, sweep runs faint.
+    live.caption = 'minibatch loss of every run so far';
     live.step = (p.epoch - 1) * p.steps + p.step;
     p.losses.forEach((loss, i) => {
-      const label = `lr ${p.lrs[i]} seed ${p.seeds[i]}`;
-      if (!live.series.has(label)) live.series.set(label, []);
-      if (loss !== null) live.series.get(label).push([live.step, loss]);
+      const label = `${p.arm} ${p.phase} lr ${p.lrs[i]} seed ${p.seeds[i]}`;
+      if (!live.series.has(label)) live.series.set(label, { label, arm: p.arm, phase: p.phase, points: [] });
+      if (loss !== null) live.series.get(label).points.push([live.step, loss]);
     });
     scheduleLive();
   }
@@ -101,9 +99,9 @@ export function createResults({ charts, banner, timings }) {
     const m = await charts.catch(() => null);
     if (!m) return;
     const canvas = sizeCanvas($('live'));
-    const series = [...live.series].map(([label, points]) => ({ label, points }));
     try {
-      m.draw_losses(canvas, live.caption || 'minibatch loss', JSON.stringify(series), devicePixelRatio || 1);
+      drawnBy.live = JSON.parse(m.draw_losses(canvas, live.caption || 'minibatch loss', liveJson(), devicePixelRatio || 1));
+      describe('live');
     } catch (e) {
       console.warn(e);
     }
@@ -164,7 +162,7 @@ export function createResults({ charts, banner, timings }) {
     fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${c.best_lr_baseline} / ${c.best_lr_idea}`);
     if (c.memory_saved_fraction !== null) {
       fact(dl, 'memory_saved_fraction', 'memory saved', c.memory_saved_fraction,
-        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states saved per minibatch: ` +
+        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states stored per minibatch: ` +
         `${bytes(c.mean_stored_bytes)} of ${bytes(c.dense_bytes)})`);
     }
     if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, fmtTime(c.wall_time_s));
@@ -205,25 +203,82 @@ export function createResults({ charts, banner, timings }) {
   }
 
   // ------------------------------------------------------------ charts
+  // What each chart drew (label boxes, hover points), by chart name; tests read it too.
+  const drawnBy = {};
+  const CHARTS = { per_seed: 'chart-per-seed', sweep: 'chart-sweep', mechanism: 'chart-mechanism', null: 'chart-null' };
+  const liveJson = () => JSON.stringify([...live.series.values()]);
+
+  /** The text alternative of a chart: every value it can read out, as a list. */
+  function describe(name) {
+    const list = $(`${name}-data`);
+    if (!list) return;
+    const points = drawnBy[name]?.points ?? [];
+    list.replaceChildren(...points.slice(0, 400).map((p) => Object.assign(document.createElement('li'), { textContent: p.text })));
+    if (points.length > 400) list.append(Object.assign(document.createElement('li'), { textContent: `… and ${points.length - 400} more` }));
+    const count = $(`${name}-count`);
+    if (count) count.textContent = `(${points.length} values)`;
+  }
+
   function drawCharts() {
     if (!view) return;
     const dpr = devicePixelRatio || 1;
-    const jobs = [
-      ['chart-per-seed', (c) => view.draw_per_seed(c, dpr)],
-      ['chart-sweep', (c) => view.draw_sweep(c, dpr)],
-      ['chart-mechanism', (c) => view.draw_mechanism(c, dpr)],
-      ['chart-null', (c) => view.draw_null(c, dpr)],
-    ];
-    for (const [id, draw] of jobs) {
+    for (const [name, id] of Object.entries(CHARTS)) {
       const canvas = sizeCanvas($(id));
       try {
-        draw(canvas);
+        drawnBy[name] = JSON.parse(view.draw(name, canvas, dpr));
         canvas.dataset.drawn = 'true';
+        describe(name);
       } catch (e) {
         canvas.dataset.drawn = 'false';
         banner('error', `Could not draw ${id}: ${e?.message ?? e}`);
       }
     }
+  }
+
+  /** Exact values under the pointer: the nearest drawn point within 14 px. */
+  function bindHover(name, canvas) {
+    const tip = canvas.parentElement.querySelector('.tip');
+    const hide = () => { tip.hidden = true; };
+    canvas.addEventListener('pointerleave', hide);
+    canvas.addEventListener('pointermove', (ev) => {
+      const points = drawnBy[name]?.points ?? [];
+      const dpr = canvas.width / canvas.clientWidth;
+      const x = ev.offsetX * dpr;
+      const y = ev.offsetY * dpr;
+      let best = null;
+      let bestD = (14 * dpr) ** 2;
+      for (const p of points) {
+        const d = (p.x - x) ** 2 + (p.y - y) ** 2;
+        if (d < bestD) { bestD = d; best = p; }
+      }
+      if (!best) return hide();
+      tip.textContent = best.text;
+      tip.hidden = false;
+      const left = Math.min(best.x / dpr + 10, canvas.clientWidth - tip.offsetWidth - 4);
+      tip.style.left = `${Math.max(4, left)}px`;
+      tip.style.top = `${Math.max(4, best.y / dpr - tip.offsetHeight - 8)}px`;
+    });
+  }
+
+  function save(blob, filename) {
+    const a = Object.assign(document.createElement('a'), { href: URL.createObjectURL(blob), download: filename });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  }
+
+  /** PNG (the canvas as drawn) or SVG (drawn again by the same Rust code) of one chart. */
+  async function exportChart(name, kind) {
+    const canvas = $(name === 'live' ? 'live' : CHARTS[name]);
+    if (kind === 'png') {
+      canvas.toBlob((b) => b && save(b, `rdbench-${name}.png`), 'image/png');
+      return;
+    }
+    const [w, h] = [canvas.clientWidth, canvas.clientHeight];
+    const m = await charts;
+    const svg = name === 'live' ? m.svg_losses(live.caption || 'minibatch loss', liveJson(), w, h) : view?.svg(name, w, h);
+    if (svg) save(new Blob([svg], { type: 'image/svg+xml' }), `rdbench-${name}.svg`);
   }
 
   let shownSource = null;
@@ -309,6 +364,10 @@ export function createResults({ charts, banner, timings }) {
       document.body.classList.remove('dragging');
       loadFile(e.dataTransfer?.files?.[0]);
     });
+    for (const [name, id] of [...Object.entries(CHARTS), ['live', 'live']]) bindHover(name, $(id));
+    for (const b of document.querySelectorAll('button[data-export]')) {
+      b.addEventListener('click', () => exportChart(b.dataset.chart, b.dataset.export));
+    }
     let resizeTimer;
     addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 200); });
     drawLive();
@@ -318,5 +377,6 @@ export function createResults({ charts, banner, timings }) {
   return {
     resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
+    drawn: drawnBy,
   };
 }
