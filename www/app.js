@@ -94,13 +94,14 @@ const engine = createEngine({
   loaded: () => engineStatus('ready', true),
   started: (message) => {
     $('continue-cpu').hidden = true;
-    // Focus follows the action: the control that can act next.
-    if (document.activeElement === $('run') || document.activeElement === document.body) $('cancel').focus();
+    const hadFocus = document.activeElement === $('run') || document.activeElement === document.body;
     $('run-note').textContent = message.prior.length ? `Reusing ${message.prior.length} finished runs.` : '';
     results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine');
     if (bannerTag !== 'link') banner(null);
     timings.runStart = performance.now();
     refreshRunState();
+    // Focus follows the action: Run is now disabled, Cancel is what can act next.
+    if (hadFocus) $('cancel').focus();
   },
   backend: (info) => {
     results.setBackend(info);
@@ -160,6 +161,7 @@ window.rdbench.nextStart = nextStart;
 // Live views (Object.assign would copy a getter's value once).
 Object.defineProperties(window.rdbench, {
   firstProgress: { get: () => results.firstProgress },
+  drawn: { get: () => results.drawn },
   current: { get: () => controls?.current ?? null },
 });
 
@@ -174,8 +176,12 @@ function loadFromHash() {
 async function init() {
   $('config').addEventListener('submit', (e) => {
     e.preventDefault();
-    // Only the Run button starts a bench: Enter in a number box must not start a long run.
-    if (e.submitter === $('run')) run();
+    run();
+  });
+  // Enter in a text box would submit the form (implicit submission clicks Run): a long run
+  // must start from the Run button only.
+  $('config').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && e.target instanceof HTMLInputElement) e.preventDefault();
   });
   // Leaving or reloading mid-run would lose the runs in flight: the browser asks first.
   addEventListener('beforeunload', (e) => {

@@ -2,7 +2,7 @@
 //! the two arms' losses stand side by side (colour = arm; sweep runs faint, full runs solid).
 
 use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, IDEA, MUTED, Scale, integer, range, series, tick};
+use crate::style::{BASELINE, IDEA, MUTED, Scale, exact, integer, range, series};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Deserialize;
@@ -107,7 +107,7 @@ pub fn draw<DB: DrawingBackend>(
         let pts: Vec<(f64, f64)> = run.points.iter().copied().filter(|p| p.1.is_finite() && p.1 > 0.0).collect();
         chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(s.px(1.3)))).map_err(&e)?;
         if let Some(&last) = pts.last() {
-            points.push(hover(&chart, last, format!("{}: step {}, loss {}", run.label, last.0, tick(last.1))));
+            points.push(hover(&chart, last, format!("{}: step {}, loss {}", run.label, last.0, exact(last.1))));
         }
     }
     Ok(points)

@@ -2,7 +2,7 @@
 //! idea full-run seed, with the tau line. Bottom panel: the checkpoint count it led to.
 
 use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
-use crate::style::{INK, MUTED, Scale, integer, range, series, tick};
+use crate::style::{INK, MUTED, Scale, exact, integer, range, series, tick};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench::report::Report;
@@ -78,7 +78,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         c1.draw_series(pts.iter().map(|&p| Circle::new(p, s.px(2.2), color.filled()))).map_err(&e)?;
         for &(x, d) in &pts {
             let k = t.k.get(x as usize).map_or(String::new(), |k| format!(", k = {k}"));
-            points.push(hover(&c1, (x, d), format!("seed {} probe {}: defect {}{k}", t.seed, x as usize, tick(d))));
+            points.push(hover(&c1, (x, d), format!("seed {} probe {}: defect {}{k}", t.seed, x as usize, exact(d))));
         }
     }
     c1.draw_series(DashedLineSeries::new(

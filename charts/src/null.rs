@@ -2,7 +2,7 @@
 //! observed value (and its mirror) marked; the bins as extreme as it are shaded.
 
 use crate::layout::{Hover, Item, Key, err, fit, header, hover};
-use crate::style::{INK, LOSS, MUTED, Scale, linear_ticks, mesh, tick};
+use crate::style::{INK, LOSS, MUTED, Scale, exact, linear_ticks, mesh, tick};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench::report::Report;
@@ -51,7 +51,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         return Ok(Vec::new());
     }
     let obs = diffs.iter().sum::<f64>() / diffs.len() as f64;
-    let (null, exact) = null_of(&diffs);
+    let (null, is_exact) = null_of(&diffs);
     let span = null.iter().fold(obs.abs(), |a, v| a.max(v.abs())).max(1e-12) * 1.05;
     let bins = 41usize;
     let width = 2.0 * span / bins as f64;
@@ -67,8 +67,11 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         Item::new(Key::Line(INK.to_rgba(), 1.0, true), "mirror (two-sided)"),
         Item::new(Key::Swatch(LOSS.mix(0.55)), format!("as extreme (p = {p})")),
     ];
-    let title =
-        format!("Sign-flip null of the mean diff ({}, {} values)", if exact { "exact" } else { "sampled" }, null.len());
+    let title = format!(
+        "Sign-flip null of the mean diff ({}, {} values)",
+        if is_exact { "exact" } else { "sampled" },
+        null.len()
+    );
     let rest = header(area, &title, &items, s)?;
     let mut chart = ChartBuilder::on(&rest)
         .margin_left(s.px(6.0))
@@ -115,9 +118,13 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .map(|(i, &c)| {
             let x0 = -span + i as f64 * width;
             let share = c as f64 / total;
-            hover(&chart, (x0 + width / 2.0, share), format!("{} to {}: share {share:.4}", tick(x0), tick(x0 + width)))
+            hover(
+                &chart,
+                (x0 + width / 2.0, share),
+                format!("{} to {}: share {share:.4}", exact(x0), exact(x0 + width)),
+            )
         })
         .collect();
-    points.push(hover(&chart, (obs, ymax * 0.95), format!("observed mean diff {}, p = {p}", tick(obs))));
+    points.push(hover(&chart, (obs, ymax * 0.95), format!("observed mean diff {}, p = {p}", exact(obs))));
     Ok(points)
 }

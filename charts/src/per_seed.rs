@@ -2,7 +2,7 @@
 //! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher.
 
 use crate::layout::{Hover, Item, Key, TextBox, err, header, hover};
-use crate::style::{BASELINE, IDEA, INK, LOSS, MUTED, Scale, WIN, linear_ticks, range, tick};
+use crate::style::{BASELINE, IDEA, INK, LOSS, MUTED, Scale, WIN, exact, linear_ticks, range, tick};
 use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::Ranged;
@@ -103,12 +103,12 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
 
     let mut points = Vec::new();
     for &(i, b, x) in &pairs {
-        points.push(hover(&chart, (0.0, b), format!("seed {i}: baseline {}", tick(b))));
-        points.push(hover(&chart, (1.0, x), format!("seed {i}: idea {} (idea − baseline {:+.3e})", tick(x), x - b)));
+        points.push(hover(&chart, (0.0, b), format!("seed {i}: baseline {}", exact(b))));
+        points.push(hover(&chart, (1.0, x), format!("seed {i}: idea {} (idea − baseline {:+.3e})", exact(x), x - b)));
     }
     for (x, m, arm) in [(0.0, means[0], "baseline"), (1.0, means[1], "idea")] {
         if let Some(m) = m {
-            points.push(hover(&chart, (x + 0.2, m), format!("{arm} mean {}", tick(m))));
+            points.push(hover(&chart, (x + 0.2, m), format!("{arm} mean {}", exact(m))));
         }
     }
     Ok(points)

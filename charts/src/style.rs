@@ -87,6 +87,19 @@ pub fn tick(v: f64) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
 
+/// A value for a read-out: six significant digits (exponent form below 1e-4).
+pub fn exact(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{v:.5e}");
+    }
+    let decimals = (5 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
 /// Tick labels for a linear axis spanning `lo..hi`: as many decimals as the span needs,
 /// so ticks on a narrow axis stay distinct.
 pub fn linear_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {

@@ -3,7 +3,7 @@
 //! report's runs, when it has them).
 
 use crate::layout::{Axis, Hover, Item, Key, err, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, IDEA, MUTED, Scale, range, tick};
+use crate::style::{BASELINE, IDEA, MUTED, Scale, exact, range, tick};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench::progress::{Arm, Phase};
@@ -98,7 +98,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
                 points.push(hover(
                     &chart,
                     (x, p.2),
-                    format!("{name} lr {} sweep seed {}: {}", tick(lr), p.1, tick(p.2)),
+                    format!("{name} lr {} sweep seed {}: {}", tick(lr), p.1, exact(p.2)),
                 ));
             }
         }
@@ -109,7 +109,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         }
         for &(lr, m) in pts.iter() {
             let best = if lr == best { " (best)" } else { "" };
-            points.push(hover(&chart, (lr, m), format!("{name} lr {}: mean {}{best}", tick(lr), tick(m))));
+            points.push(hover(&chart, (lr, m), format!("{name} lr {}: mean {}{best}", tick(lr), exact(m))));
         }
     }
     Ok(points)

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { createAppServer } from '../../scripts/serve.mjs';
+import { instrumentTests } from './instrument.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -183,6 +184,8 @@ async function canvasesDrawn(page) {
 // ------------------------------------------------------------------ tests
 let cpuBrowser;
 const TINY = { seeds: 2, sweep: 1, lrs: [0.01], epochs: 1, batch: 64, hidden: 8, backend: 'cpu' };
+
+instrumentTests({ test, assert, openPage, browser: () => cpuBrowser, ROOT, ARTIFACTS, REFERENCE, setField });
 
 test('the page paints at once and draws the seed report', async () => {
   const page = await openPage(cpuBrowser);
@@ -426,24 +429,24 @@ test('presets come from the schema and set every control', async () => {
 test('malformed and hostile report files give clear errors and no markup', async () => {
   const page = await openPage(cpuBrowser);
   await page.setInputFiles('#load-file', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"bench_version": 1, ') });
-  await page.waitForFunction(() => !document.getElementById('banner').hidden);
-  let text = await page.textContent('#banner');
-  assert(text.includes('broken.json') && text.includes('not valid JSON'), `banner: ${text}`);
+  await page.waitForFunction(() => !document.getElementById('load-error').hidden);
+  let text = await page.textContent('#load-error');
+  assert(text.includes('broken.json') && text.includes('not valid JSON'), `load error: ${text}`);
   await page.setInputFiles('#load-file', { name: 'array.json', mimeType: 'application/json', buffer: Buffer.from('[1,2,3]') });
-  await page.waitForFunction(() => document.getElementById('banner').textContent.includes('array.json'));
+  await page.waitForFunction(() => document.getElementById('load-error').textContent.includes('array.json'));
   const payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
   const scripts = await page.$$eval('script', (s) => s.length);
   const load = async (name, report) => {
     await page.setInputFiles('#load-file', { name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(report)) });
     await page.waitForFunction((n) => document.getElementById('source').textContent.includes(n)
-      || document.getElementById('banner').textContent.includes(n), name);
+      || document.getElementById('load-error').textContent.includes(n), name);
     await page.waitForTimeout(300);
   };
   // A verdict is one of three typed values: markup there is a schema error, named by path.
   const badVerdict = structuredClone(REFERENCE);
   badVerdict.comparison.verdict = payload;
   await load('bad-verdict.json', badVerdict);
-  text = await page.textContent('#banner');
+  text = await page.textContent('#load-error');
   assert(text.includes('bad-verdict.json') && text.includes('comparison.verdict'), `problem named: ${text}`);
   // Free text fields carry markup as text only.
   const hostile = structuredClone(REFERENCE);
@@ -456,8 +459,8 @@ test('malformed and hostile report files give clear errors and no markup', async
   assert(!(await page.evaluate(() => window.__pwned)), 'payload ran');
   const warnings = await page.textContent('#card-warnings');
   assert(warnings.includes('<script>'), `payload shown as text: ${warnings}`);
-  text = await page.textContent('#banner');
-  assert(text.includes('idea_sweep'), `problem named: ${text}`);
+  text = await page.textContent('#card-problems');
+  assert(text.includes('idea_sweep'), `problem named on the card: ${text}`);
   await page.screenshot({ path: join(ARTIFACTS, 'hostile-report.png') });
   assert(page.errors.filter((e) => !e.includes('Failed to load resource')).length === 0, `page errors: ${page.errors}`);
 });

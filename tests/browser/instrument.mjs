@@ -1,0 +1,219 @@
+// Browser tests of issue 8, "the page as a research instrument": the card reads right,
+// errors sit next to their cause, chart labels neither overlap nor clip at two widths,
+// keyboard and screen-reader basics, history and compare, the estimate before Run.
+// Registered by run.mjs (one call), which owns the harness.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** h: { test, assert, openPage, browser: () => Browser, ROOT, ARTIFACTS, REFERENCE, setField } */
+export function instrumentTests(h) {
+  const { test, assert, openPage, ROOT, ARTIFACTS, REFERENCE, setField } = h;
+  const QUICK_TEXT = readFileSync(join(ROOT, 'charts/tests/fixtures/quick_report.json'), 'utf8');
+  const QUICK = JSON.parse(QUICK_TEXT);
+
+  async function loadReport(page, name, text) {
+    await page.setInputFiles('#load-file', { name, mimeType: 'application/json', buffer: Buffer.from(text) });
+    await page.waitForFunction((n) => document.getElementById('source').textContent.includes(n)
+      || document.getElementById('load-error').textContent.includes(n), name);
+  }
+
+  /** Is the element's box inside the viewport? */
+  const inView = (page, sel) => page.$eval(sel, (e) => {
+    const r = e.getBoundingClientRect();
+    return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth;
+  });
+
+  test('card: the 4-pair warning before Run, the outcome in words, α, the rule and the smallest p', async () => {
+    const page = await openPage(h.browser());
+    await setField(page, 'n_seeds', '4');
+    assert(await page.isVisible('#pairs-warning'), 'no warning for 4 pairs');
+    const warn = await page.textContent('#pairs-warning');
+    assert(warn.includes('0.125') && warn.includes('6 paired seeds'), `warning: ${warn}`);
+    await setField(page, 'n_seeds', '6');
+    assert(!(await page.isVisible('#pairs-warning')), 'warning shown for 6 pairs');
+    await page.click('#advanced-summary');
+    await setField(page, 'alpha', '0.01');
+    assert(await page.isVisible('#pairs-warning'), 'alpha 0.01 needs 8 pairs: no warning for 6');
+    await setField(page, 'alpha', '0.05');
+
+    await loadReport(page, 'quick_report.json', QUICK_TEXT);
+    const verdict = page.locator('#verdict');
+    assert((await verdict.getAttribute('data-outcome')) === 'worse_not_significant', 'outcome');
+    const text = await verdict.textContent();
+    assert(/worse/.test(text) && text.includes(QUICK.comparison.verdict), `headline: ${text}`);
+    assert(!(await verdict.getAttribute('class')).includes('win'), 'a loss is not styled as a win');
+    const explain = await page.textContent('#card-explain');
+    for (const want of ['lost on all 4 seeds', 'cannot reach p < 0.05', '0.125']) assert(explain.includes(want), `explanation misses "${want}": ${explain}`);
+    const rule = await page.textContent('#card-rule');
+    assert(rule.includes('α = 0.05') && rule.includes('0.1250'), `rule: ${rule}`);
+    assert((await page.textContent('#card [data-key=alpha]')) === '0.05', 'α fact');
+    await page.screenshot({ path: join(ARTIFACTS, 'card-4-pairs.png'), fullPage: true });
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  });
+
+  test('a tampered report shows its problems on the card, and its verdict is marked unverified', async () => {
+    const page = await openPage(h.browser());
+    const bad = structuredClone(QUICK);
+    // A big green win written over a loss: the diffs and means say otherwise.
+    bad.comparison.p_value = 0.001;
+    bad.comparison.delta_mean = -0.001;
+    bad.comparison.verdict = 'significant win';
+    bad.comparison.system_worked = true;
+    await loadReport(page, 'tampered.json', JSON.stringify(bad, null, 2));
+    assert(await page.isVisible('#card-problems'), 'problems not on the card');
+    assert((await page.textContent('#card-problems')).includes('delta_mean'), 'problem not named');
+    const cls = await page.getAttribute('#verdict', 'class');
+    assert(cls.includes('unverified') && !/\b(win|loss)\b/.test(cls), `verdict class ${cls}`);
+    assert((await page.textContent('#verdict')).startsWith('Unverified'), 'headline says unverified');
+    // A sound report clears it.
+    await loadReport(page, 'quick_report.json', QUICK_TEXT);
+    assert(!(await page.isVisible('#card-problems')), 'problems linger');
+  });
+
+  test('errors sit next to their cause: a field, Run, and a load error scrolled into view', async () => {
+    const page = await openPage(h.browser());
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await setField(page, 'epochs', '5000');
+    assert(await page.isVisible('#epochs-error'), 'field message hidden');
+    assert((await page.textContent('#epochs-error')).includes('1000'), 'message names the limit');
+    assert(await page.isVisible('#run-reason') && await inView(page, '#run-reason'), 'Run reason not in view');
+    assert(await inView(page, '#run'), 'Run not in view at 1280x900');
+    await setField(page, 'epochs', '2');
+    // Load a good report, scroll to the bottom, load a bad one: the error comes into view
+    // and says the old report is still shown.
+    await loadReport(page, 'quick_report.json', QUICK_TEXT);
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await loadReport(page, 'broken.json', '{"bench_version": 1,');
+    assert(await page.isVisible('#load-error'), 'no load error');
+    await page.waitForFunction(() => {
+      const r = document.getElementById('load-error').getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= innerHeight;
+    }, null, { timeout: 3000 });
+    const text = await page.textContent('#load-error');
+    assert(text.includes('broken.json') && text.includes('not valid JSON') && text.includes('Still showing quick_report.json'), `load error: ${text}`);
+    assert((await page.textContent('#source')).includes('quick_report.json'), 'old report replaced');
+    await page.screenshot({ path: join(ARTIFACTS, 'load-error.png') });
+  });
+
+  test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide', async () => {
+    // A 64-seed report with nearly equal values (crowded seed labels) besides the real ones.
+    const many = structuredClone(QUICK);
+    many.n_seeds = 64;
+    many.baseline.full.per_seed = Array.from({ length: 64 }, (_, i) => 0.01 + 1e-6 * i);
+    many.idea.per_seed = Array.from({ length: 64 }, (_, i) => (i === 5 ? 0.0194 : 0.01 + 1.3e-6 * i));
+    many.comparison.per_seed_diffs = many.idea.per_seed.map((v, i) => v - many.baseline.full.per_seed[i]);
+    const reports = [['seed report', JSON.stringify(REFERENCE)], ['quick report', QUICK_TEXT], ['64 seeds', JSON.stringify(many)]];
+    for (const [width, height] of [[1280, 900], [390, 844]]) {
+      const page = await openPage(h.browser());
+      await page.setViewportSize({ width, height });
+      for (const [name, text] of reports) {
+        await loadReport(page, `${name.replaceAll(' ', '-')}.json`, text);
+        await page.waitForFunction(() => Object.keys(window.rdbench.drawn).length >= 4);
+        const bad = await page.evaluate(() => {
+          const out = [];
+          for (const [chart, d] of Object.entries(window.rdbench.drawn)) {
+            if (chart === 'live') continue;
+            const L = d.labels;
+            if (!L.length) out.push(`${chart}: no labels recorded`);
+            L.forEach((a, i) => {
+              if (a.x0 < -1 || a.y0 < -1 || a.x1 > d.width + 1 || a.y1 > d.height + 1) out.push(`${chart}: "${a.text}" leaves the ${d.width}x${d.height} canvas (${a.x0},${a.y0})-(${a.x1},${a.y1})`);
+              for (const b of L.slice(i + 1)) {
+                if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) out.push(`${chart}: "${a.text}" overlaps "${b.text}"`);
+              }
+            });
+          }
+          return out;
+        });
+        assert(bad.length === 0, `${name} at ${width}px:\n${bad.join('\n')}`);
+        if (name === 'quick report') await page.locator('#charts').screenshot({ path: join(ARTIFACTS, `charts-${width}.png`) });
+      }
+      assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    }
+  });
+
+  test('charts: hover reads exact values, values list as text alternative, PNG and SVG export', async () => {
+    const page = await openPage(h.browser());
+    await loadReport(page, 'quick_report.json', QUICK_TEXT);
+    const p = await page.evaluate(() => window.rdbench.drawn.per_seed.points.find((x) => x.text.startsWith('seed 0: idea')));
+    const canvas = page.locator('#chart-per-seed');
+    const dpr = await page.evaluate(() => devicePixelRatio);
+    await canvas.hover({ position: { x: p.x / dpr, y: p.y / dpr } });
+    const tip = page.locator('#chart-per-seed ~ .tip');
+    await tip.waitFor({ state: 'visible', timeout: 2000 });
+    const shown = await tip.textContent();
+    const value = Number(shown.match(/idea ([0-9.e+-]+)/)[1]);
+    assert(Math.abs(value - QUICK.idea.per_seed[0]) <= 1e-5 * QUICK.idea.per_seed[0], `hover shows ${shown}, report ${QUICK.idea.per_seed[0]}`);
+    assert(await page.getAttribute('#chart-per-seed', 'role') === 'img', 'chart role');
+    const items = await page.$$eval('#per_seed-data li', (l) => l.map((x) => x.textContent));
+    assert(items.length === 2 * 4 + 2 && items.some((t) => t.startsWith('seed 3: baseline')), `values list: ${items}`);
+    const [png] = await Promise.all([page.waitForEvent('download'), page.click('button[data-chart=sweep][data-export=png]')]);
+    const pngBytes = readFileSync(await png.path());
+    assert(pngBytes.subarray(1, 4).toString() === 'PNG', 'PNG export');
+    const [svg] = await Promise.all([page.waitForEvent('download'), page.click('button[data-chart=sweep][data-export=svg]')]);
+    const svgText = readFileSync(await svg.path(), 'utf8');
+    assert(svgText.startsWith('<svg') && svgText.includes('lr sweep'), 'SVG export');
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  });
+
+  test('keyboard only: Tab reaches Load (it opens the picker) and Run; Enter in a box does not run', async () => {
+    const page = await openPage(h.browser());
+    await page.selectOption('#backend', 'cpu');
+    // Enter in a number box is not a Run.
+    await page.focus('#epochs');
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(200);
+    assert((await page.evaluate(() => window.rdbench.state.sent.length)) === 0, 'Enter in a box started a run');
+    // Tab from the top until Load, then open it from the keyboard.
+    await page.evaluate(() => document.activeElement?.blur());
+    let reached = false;
+    for (let i = 0; i < 120 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement?.id === 'load-button');
+    }
+    assert(reached, 'Load report… not reachable with Tab');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout: 3000 }), page.keyboard.press('Enter')]);
+    await chooser.setFiles({ name: 'quick_report.json', mimeType: 'application/json', buffer: Buffer.from(QUICK_TEXT) });
+    await page.waitForSelector('body[data-report=shown]');
+    // Shift+Tab back to Run and start with the keyboard: focus moves to Cancel.
+    await setField(page, 'n_seeds', '1');
+    await setField(page, 'n_sweep_seeds', '1');
+    await setField(page, 'epochs', '1');
+    await page.focus('#run');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.rdbench.state.running, null, { timeout: 5000 });
+    assert(await page.evaluate(() => document.activeElement?.id) === 'cancel', 'focus did not move to Cancel');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !window.rdbench.state.running, null, { timeout: 120_000 });
+    await page.waitForFunction(() => document.activeElement?.id === 'run', null, { timeout: 5000 });
+    assert((await page.textContent('#p-eta')) === '–', 'ETA left after cancel');
+  });
+
+  test('names and roles: every control has an accessible name, charts have role img, sliders announce values', async () => {
+    const page = await openPage(h.browser());
+    await page.click('#load-example');
+    await page.waitForSelector('body[data-report=shown]');
+    const missing = await page.evaluate(() => {
+      const nameOf = (e) => {
+        if (e.getAttribute('aria-label')) return e.getAttribute('aria-label');
+        const by = e.getAttribute('aria-labelledby');
+        if (by) return by.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ');
+        if (e.id) { const l = document.querySelector(`label[for="${e.id}"]`); if (l) return l.textContent; }
+        if (e.closest('label')) return e.closest('label').textContent;
+        return e.tagName === 'INPUT' || e.tagName === 'SELECT' ? '' : e.textContent;
+      };
+      const out = [];
+      for (const e of document.querySelectorAll('button, input, select, summary, canvas, a[href], [tabindex]')) {
+        if (e.type === 'file' || e.id === 'load-error' || e.closest('[hidden]')) continue;
+        if (!nameOf(e).trim()) out.push(e.outerHTML.slice(0, 80));
+        if (e.tagName === 'CANVAS' && e.getAttribute('role') !== 'img') out.push(`canvas ${e.id} has no role img`);
+      }
+      for (const s of document.querySelectorAll('input[type=range]')) {
+        const box = s.closest('.field, .lr-row').querySelector('input[type=text]');
+        const vt = s.getAttribute('aria-valuetext') ?? '';
+        if (!vt.startsWith(box.value)) out.push(`${s.getAttribute('aria-label')}: announces "${vt}", box shows ${box.value}`);
+      }
+      return out;
+    });
+    assert(missing.length === 0, `unnamed or wrong:\n${missing.join('\n')}`);
+  });
+}
