@@ -368,8 +368,12 @@ export function createResults({ charts, banner, timings }) {
     for (const b of document.querySelectorAll('button[data-export]')) {
       b.addEventListener('click', () => exportChart(b.dataset.chart, b.dataset.export));
     }
+    // Redraw whenever a chart's box changes size (window resize, a scrollbar appearing, the
+    // layout switching to one column): a canvas drawn for another width would be stretched.
     let resizeTimer;
-    addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 200); });
+    const redraw = () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 120); };
+    const observer = new ResizeObserver(redraw);
+    for (const c of document.querySelectorAll('canvas.chart')) observer.observe(c);
     drawLive();
   }
 

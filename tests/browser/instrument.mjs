@@ -109,8 +109,15 @@ export function instrumentTests(h) {
       for (const [name, text] of reports) {
         await loadReport(page, `${name.replaceAll(' ', '-')}.json`, text);
         await page.waitForFunction(() => Object.keys(window.rdbench.drawn).length >= 4);
+        await page.waitForTimeout(400); // a redraw after a size change is debounced
         const bad = await page.evaluate(() => {
           const out = [];
+          // What was recorded is what is on screen: drawn for the canvas's current size.
+          for (const [chart, id] of [['per_seed', 'chart-per-seed'], ['sweep', 'chart-sweep'], ['mechanism', 'chart-mechanism'], ['null', 'chart-null']]) {
+            const c = document.getElementById(id);
+            const want = Math.round(c.clientWidth * devicePixelRatio);
+            if (window.rdbench.drawn[chart].width !== want) out.push(`${chart}: drawn ${window.rdbench.drawn[chart].width} px wide, shown ${want}`);
+          }
           for (const [chart, d] of Object.entries(window.rdbench.drawn)) {
             if (chart === 'live') continue;
             const L = d.labels;
