@@ -4,6 +4,7 @@ import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
 import { createEngine } from './engine-client.js';
 import { createResults } from './results.js';
+import { createCompare } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const timings = {};
@@ -36,8 +37,29 @@ const charts = import('./pkg/rdbench_charts.js').then(async (m) => {
 });
 charts.catch((e) => banner('error', `The app is not built (www/pkg is missing): run \`npm start\`. (${e?.message ?? e})`));
 
-const results = createResults({ charts, banner, timings });
+const results = createResults({ charts, banner, timings, onShown: (text, source) => compare.shownChanged(source === THIS_RUN) });
+const THIS_RUN = 'this run';
 let controls = null;
+
+// Finished reports are kept in the browser's history; any two can be compared there.
+const compare = createCompare({
+  charts,
+  showReport: (text, source) => results.showReport(text, source),
+  shown: () => results.shown,
+  rerun: (config) => rerunConfig(config),
+});
+
+/** Put a report's config into the form (the backend control keeps its choice). */
+function rerunConfig(config) {
+  if (!controls) return;
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(config)) p.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  p.set('backend', controls.current.backend);
+  const problems = controls.loadHash('#' + p.toString());
+  if (problems.length) banner('warn', `Some settings of that report are not valid here and were replaced by defaults:\n${problems.join('\n')}`, 'link');
+  $('controls-title').scrollIntoView({ block: 'start' });
+  $('run').focus({ preventScroll: true });
+}
 
 // ---------------------------------------------------------------- run state
 function refreshRunState() {
@@ -114,7 +136,7 @@ const engine = createEngine({
     runLabel();
     if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     results.finished(engine.state.finishedRuns.length);
-    results.showReport(json, 'this run');
+    results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
   },
   stopped: (m, kept) => {
     refreshRunState();

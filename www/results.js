@@ -26,7 +26,7 @@ function sizeCanvas(canvas) {
  * charts: promise of the initialised charts wasm module; banner(kind, text): the page banner;
  * timings: where load timings are recorded for tests.
  */
-export function createResults({ charts, banner, timings }) {
+export function createResults({ charts, banner, timings, onShown = () => {} }) {
   const live = { key: '', series: new Map(), step: 0, caption: '' };
   let view = null;
   let reportText = null;
@@ -167,6 +167,11 @@ export function createResults({ charts, banner, timings }) {
     }
     if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, fmtTime(c.wall_time_s));
     if (c.backend !== null) fact(dl, 'backend', 'backend', c.backend, `${c.backend} — ${c.adapter}`);
+    // A resumed or mixed-backend bench says so (Resume, Continue on CPU).
+    if (c.reused_runs > 0) fact(dl, 'reused_runs', 'resumed', c.reused_runs, `${c.reused_runs} run(s) reused from a stopped bench`);
+    if (c.run_backends.length > 1) {
+      fact(dl, 'run_backends', 'runs per backend', c.run_backends, c.run_backends.map(([b, n]) => `${b} ${n}`).join(', '));
+    }
 
     const mech = $('card-mechanism');
     mech.replaceChildren();
@@ -317,6 +322,7 @@ export function createResults({ charts, banner, timings }) {
     drawCharts();
     timings.chartDrawn = performance.now();
     document.body.dataset.report = 'shown';
+    onShown(text, source);
     return true;
   }
 
@@ -382,5 +388,7 @@ export function createResults({ charts, banner, timings }) {
     resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
     drawn: drawnBy,
+    /** The report shown now: {text, source}, or null. */
+    get shown() { return reportText ? { text: reportText, source: shownSource } : null; },
   };
 }

@@ -119,6 +119,10 @@ pub struct Card {
     pub backend: Option<String>,
     /// Adapter.
     pub adapter: Option<String>,
+    /// Runs taken over from a stopped bench (resume, Continue on CPU).
+    pub reused_runs: usize,
+    /// Runs per backend that trained them (more than one: a mixed report).
+    pub run_backends: Vec<(String, usize)>,
     /// Best lr of each arm.
     pub best_lr_baseline: f64,
     /// Best lr of the idea arm.
@@ -292,6 +296,8 @@ pub fn card(r: &Report) -> Card {
         wall_time_s: env.map(|e| e.wall_time_s),
         backend: env.map(|e| e.backend.clone()),
         adapter: env.map(|e| e.adapter.clone()),
+        reused_runs: env.map_or(0, |e| e.reused_runs),
+        run_backends: env.map(|e| e.run_backends.iter().map(|(k, v)| (k.clone(), *v)).collect()).unwrap_or_default(),
         best_lr_baseline: r.baseline.best_cfg.lr,
         best_lr_idea: r.idea.best_cfg.lr,
         warnings: r.warnings.clone().unwrap_or_default(),
