@@ -222,6 +222,13 @@ export function instrumentTests(h) {
       return out;
     });
     assert(missing.length === 0, `unnamed or wrong:\n${missing.join('\n')}`);
+    // Dark mode follows the system setting.
+    const bg = () => page.evaluate(() => getComputedStyle(document.body.parentElement).backgroundColor);
+    const light = await bg();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await bg();
+    const lum = (c) => c.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
+    assert(lum(dark) < 150 && lum(light) > 600, `background light ${light}, dark ${dark}`);
   });
 
   test('history: kept reports survive a reload, two compare (config diff, per-seed, verdicts), rerun and delete', async () => {
