@@ -220,19 +220,17 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
         ),
         Outcome::NoDifference => format!("The mean difference over {n} pairs is {delta}: no direction to test."),
     };
-    if min_p >= alpha {
-        if let Some(need) = pairs_needed(alpha) {
-            text.push_str(&format!(" Use at least {need} paired seeds to be able to reach α = {}.", num(alpha)));
-        }
+    if let (true, Some(need)) = (min_p >= alpha, pairs_needed(alpha)) {
+        text.push_str(&format!(" Use at least {need} paired seeds to be able to reach α = {}.", num(alpha)));
     }
     let not_sig = matches!(outcome, Outcome::WorseNotSignificant | Outcome::BetterNotSignificant);
-    if let (true, Some([lo, hi])) = (not_sig, ci) {
-        if lo > 0.0 || hi < 0.0 {
-            text.push_str(
-                " The bootstrap 95% CI of Δ excludes 0, but it is descriptive (with few pairs it is too narrow); \
-                 the verdict follows the sign-flip p alone.",
-            );
-        }
+    if let (true, Some([lo, hi])) = (not_sig, ci)
+        && (lo > 0.0 || hi < 0.0)
+    {
+        text.push_str(
+            " The bootstrap 95% CI of Δ excludes 0, but it is descriptive (with few pairs it is too narrow); \
+             the verdict follows the sign-flip p alone.",
+        );
     }
     if r.statistics.as_ref().is_some_and(|s| !s.dropped_pairs.is_empty()) {
         text.push_str(" Pairs with a diverged run are left out (see the warnings).");
