@@ -278,6 +278,7 @@ export function instrumentTests(h) {
     // Rerun this config: the 5-epoch report's config lands in the form.
     const fiveEpochs = entries().filter({ hasText: '5 epochs' });
     await fiveEpochs.locator('button', { hasText: 'Rerun config' }).click();
+    await page.waitForFunction(() => document.getElementById('epochs').value === '5', null, { timeout: 3000 }).catch(() => {});
     assert((await page.inputValue('#epochs')) === '5' && (await page.inputValue('#hidden_size')) === '24', 'config not in the form');
     assert((await page.evaluate(() => window.rdbench.nextStart().config.epochs)) === 5, 'Run would not send it');
     // Delete survives a reload too.
