@@ -1,16 +1,23 @@
-// Benchmark the page's presets in headless Chromium: wall time of a whole bench from the
-// Run click to the drawn report, plus a screenshot and the downloaded report.
-// Usage: node scripts/measure-presets.mjs quick|seed [cpu|webgpu|auto] [out-prefix]
-// Needs the built app (npm run build) and Debian's chromium. Figures are in the README.
+// Benchmark the page in headless Chromium: the wall time of a whole preset bench from the Run
+// click to the drawn report (plus a screenshot and the downloaded report), or with `calibrate`
+// only the engine's calibration of a backend (ms per work unit, the unit of the progress bar:
+// one run's baseline training step; an idea step weighs 6) and the estimate it gives for the
+// Seed protocol.
+// Usage: node scripts/measure-presets.mjs quick|seed|calibrate [cpu|webgpu|auto] [workers] [out-prefix]
+// `workers`: CPU Web Workers the bench is split over (default: the page's, one per hardware
+// thread up to 8). Needs the built app (npm run build) and Debian's chromium. Figures are in
+// the README.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { createAppServer } from './serve.mjs';
 
-const [preset = 'quick', backend = 'cpu', out = join(tmpdir(), `rdbench-${preset}-${backend}`)] = process.argv.slice(2);
-if (!['quick', 'seed'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)) {
-  console.error('usage: node scripts/measure-presets.mjs quick|seed [cpu|webgpu|auto] [out-prefix]');
+const [preset = 'quick', backend = 'cpu', workers = '', outArg] = process.argv.slice(2);
+const out = outArg ?? join(tmpdir(), `rdbench-${preset}-${backend}${workers ? `-w${workers}` : ''}`);
+if (!['quick', 'seed', 'calibrate'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
+  || (workers && !/^\d+$/.test(workers))) {
+  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate [cpu|webgpu|auto] [workers] [out-prefix]');
   process.exit(2);
 }
 const server = createAppServer();
@@ -24,20 +31,34 @@ const browser = await chromium.launch({
 });
 try {
   const page = await (await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 1000 } })).newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
+  await page.goto(`http://127.0.0.1:${server.address().port}/${workers ? `?workers=${workers}` : ''}`);
   await page.waitForFunction(() => window.rdbench?.state?.loaded, null, { timeout: 300_000 });
-  await page.click(`#preset-${preset}`);
+  await page.click(`#preset-${preset === 'calibrate' ? 'seed' : preset}`);
   await page.selectOption('#backend', backend);
-  const t0 = Date.now();
-  await page.click('#run');
-  await page.waitForSelector('body[data-report=shown]', { timeout: 4 * 3600_000 });
-  const wall = (Date.now() - t0) / 1000;
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
-  writeFileSync(`${out}.json`, readFileSync(await download.path(), 'utf8'));
-  await page.screenshot({ path: `${out}.png`, fullPage: true });
-  const env = JSON.parse(readFileSync(`${out}.json`, 'utf8')).environment;
-  console.log(`${preset} on ${env.backend} (${env.adapter}): ${wall.toFixed(1)} s from Run to the drawn report; ` +
-    `engine wall time ${env.wall_time_s.toFixed(1)} s; report ${out}.json, screenshot ${out}.png`);
+  if (preset === 'calibrate') {
+    const info = await page.evaluate(async (b) => {
+      const next = window.rdbench.nextStart();
+      return window.rdbench.engine.calibrate(next.config, b);
+    }, backend);
+    for (const c of info.calibration) {
+      const estimate = (info.work_total * c.ms_per_work_unit) / c.workers / 1000;
+      console.log(`calibrate ${c.backend}: ${c.ms_per_work_unit.toFixed(3)} ms per work unit on one worker, ` +
+        `${c.workers} worker(s): the Seed protocol (${info.work_total} units) estimated at ${estimate.toFixed(0)} s`);
+    }
+    console.log(`auto would choose ${info.backend}${info.note ? `: ${info.note}` : ''}`);
+  } else {
+    const t0 = Date.now();
+    await page.click('#run');
+    await page.waitForSelector('body[data-report=shown]', { timeout: 4 * 3600_000 });
+    const wall = (Date.now() - t0) / 1000;
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    writeFileSync(`${out}.json`, readFileSync(await download.path(), 'utf8'));
+    await page.screenshot({ path: `${out}.png`, fullPage: true });
+    const env = JSON.parse(readFileSync(`${out}.json`, 'utf8')).environment;
+    const phases = Object.entries(env.phase_wall_time_s).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ');
+    console.log(`${preset} on ${env.backend} (${env.adapter}), ${env.threads} worker(s): ${wall.toFixed(1)} s from Run ` +
+      `to the drawn report; engine wall time ${env.wall_time_s.toFixed(1)} s (${phases}); report ${out}.json, screenshot ${out}.png`);
+  }
 } finally {
   await browser.close();
   server.close();

@@ -1,5 +1,7 @@
 //! Compute backends: which burn device the engine runs on, and how the report names it.
 
+use crate::progress::Slice;
+use crate::report::Calibration;
 use burn::tensor::Device;
 
 /// A device plus the names the report records for it.
@@ -13,6 +15,27 @@ pub struct Backend {
     pub adapter: String,
     /// Threads a phase's runs are split over (native CPU backends; 1 elsewhere).
     pub threads: usize,
+    /// In a browser split over workers: this worker's share (None: every run here).
+    pub split: Option<Slice>,
+    /// Why this backend, for the report (empty when it is the one asked for).
+    pub note: String,
+    /// The calibration that chose it, for the report.
+    pub calibration: Vec<Calibration>,
+}
+
+impl Backend {
+    /// A backend on `device` named `name`, one thread, no split, no note.
+    pub fn new(device: Device, name: &str, adapter: &str) -> Self {
+        Backend {
+            device,
+            name: name.into(),
+            adapter: adapter.into(),
+            threads: 1,
+            split: None,
+            note: String::new(),
+            calibration: Vec::new(),
+        }
+    }
 }
 
 /// The threads a native CPU backend uses by default: one per core.
@@ -33,17 +56,12 @@ pub fn cpu(kind: &str) -> Result<Backend, String> {
     match kind {
         #[allow(deprecated)] // burn deprecates ndarray in favour of flex; kept for comparison
         "ndarray" => Ok(Backend {
-            device: Device::ndarray(),
-            name: "cpu-ndarray".into(),
-            adapter: "burn-ndarray (CPU)".into(),
             threads: default_threads(),
+            ..Backend::new(Device::ndarray(), "cpu-ndarray", "burn-ndarray (CPU)")
         }),
-        "flex" => Ok(Backend {
-            device: Device::flex(),
-            name: "cpu-flex".into(),
-            adapter: "burn-flex (CPU)".into(),
-            threads: default_threads(),
-        }),
+        "flex" => {
+            Ok(Backend { threads: default_threads(), ..Backend::new(Device::flex(), "cpu-flex", "burn-flex (CPU)") })
+        }
         other => Err(format!("unknown CPU backend {other:?} (this build has: {})", cpu_backends().join(", "))),
     }
 }
@@ -66,5 +84,5 @@ pub fn vulkan() -> Result<Backend, String> {
         .graphics_api(burn::tensor::wgpu::WgpuBackend::Vulkan)
         .init()
         .map_err(|e| format!("no Vulkan adapter: {e:?}"))?;
-    Ok(Backend { device, name: "wgpu-vulkan".into(), adapter: "wgpu (Vulkan)".into(), threads: 1 })
+    Ok(Backend::new(device, "wgpu-vulkan", "wgpu (Vulkan)"))
 }

@@ -138,6 +138,24 @@ pub fn run(args: &BenchArgs) -> i32 {
     if args.protocol {
         let cfg = BenchConfig::default();
         println!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
+        // What `auto` and the page's estimate measure, checked against the real wall time.
+        let cal = futures::executor::block_on(crate::calibrate::calibrate(
+            &cfg,
+            &backend,
+            4,
+            6,
+            web_time::Duration::from_millis(600),
+            backend.threads,
+        ));
+        let work = crate::protocol::work_total(&cfg);
+        if let Ok(c) = &cal {
+            println!(
+                "  calibration {:.3} ms per work unit, {work} units on {} thread(s): estimate {:.1} s",
+                c.ms_per_work_unit,
+                c.workers,
+                work as f64 * c.ms_per_work_unit / c.workers as f64 / 1000.0
+            );
+        }
         let (t0, f0) = (Instant::now(), flops());
         match futures::executor::block_on(crate::protocol::run_bench(&cfg, &backend, &[], &mut Quiet)) {
             Ok(report) => {

@@ -22,6 +22,8 @@ pub mod track;
 #[cfg(feature = "engine")]
 pub mod backend;
 #[cfg(feature = "engine")]
+pub mod calibrate;
+#[cfg(feature = "engine")]
 pub mod protocol;
 #[cfg(feature = "engine")]
 pub mod train;

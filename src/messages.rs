@@ -4,7 +4,8 @@
 //! its JSON text so the page can save it byte for byte.
 
 use crate::config::BenchConfig;
-use crate::progress::{Progress, RunRecord};
+use crate::progress::{Progress, RunRecord, Slice};
+use crate::report::Calibration;
 use serde::{Deserialize, Serialize};
 
 /// The backend the page asks for.
@@ -36,6 +37,30 @@ pub enum Request {
         /// Reuse `prior` runs made on another backend too ("Continue on CPU").
         #[serde(default)]
         reuse_other_backends: bool,
+        /// This worker's share when the bench is split over workers (None: all of it).
+        #[serde(default)]
+        slice: Option<Slice>,
+        /// Why the backend was chosen (from the `backend` event), for the report.
+        #[serde(default)]
+        backend_note: String,
+        /// The calibration that chose it (from the `backend` event), for the report.
+        #[serde(default)]
+        calibration: Vec<Calibration>,
+    },
+    /// Resolve `backend` (`auto`: calibrate and choose) for a bench of `config` split over
+    /// up to `workers` CPU workers; answered by a `backend` event.
+    Resolve {
+        /// Requested backend.
+        backend: BackendChoice,
+        /// The configuration (calibration trains a few steps of its baseline).
+        config: BenchConfig,
+        /// CPU workers the page would run.
+        workers: usize,
+    },
+    /// Records other workers of a split bench finished (relayed by the page).
+    Runs {
+        /// The records.
+        runs: Vec<RunRecord>,
     },
     /// Stop before the next training step.
     Cancel,
@@ -69,6 +94,17 @@ pub enum WorkerEvent {
         adapter: String,
         /// Why this backend (empty when it is the one asked for).
         note: String,
+        /// Calibration figures measured to choose, and for the time estimate (empty when
+        /// none ran).
+        #[serde(default)]
+        calibration: Vec<Calibration>,
+        /// Workers the bench will be split over (CPU: Web Workers; WebGPU: 1).
+        #[serde(default = "one")]
+        workers: usize,
+        /// Work units of the bench (`protocol::work_total`): the estimate is
+        /// `work_total x ms_per_work_unit / workers`.
+        #[serde(default)]
+        work_total: usize,
     },
     /// Training progress (throttled).
     Progress {
@@ -103,6 +139,10 @@ pub enum WorkerEvent {
     },
 }
 
+fn one() -> usize {
+    1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +157,14 @@ mod tests {
         let js = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/www/protocol.js")).unwrap();
         let events = [
             WorkerEvent::Loaded,
-            WorkerEvent::Backend { backend: String::new(), adapter: String::new(), note: String::new() },
+            WorkerEvent::Backend {
+                backend: String::new(),
+                adapter: String::new(),
+                note: String::new(),
+                calibration: vec![],
+                workers: 1,
+                work_total: 0,
+            },
             WorkerEvent::Report { json: String::new() },
             WorkerEvent::Stopped { reason: StopReason::Cancelled, message: String::new(), runs: vec![] },
             WorkerEvent::Error { message: String::new(), fatal: true },
@@ -125,11 +172,20 @@ mod tests {
         let mut names: Vec<String> = events.iter().map(type_of).collect();
         names.extend(["progress".into(), "run_finished".into()]);
         names.push(type_of(&Request::Cancel));
+        names.push(type_of(&Request::Runs { runs: vec![] }));
+        names.push(type_of(&Request::Resolve {
+            backend: BackendChoice::Auto,
+            config: BenchConfig::default(),
+            workers: 1,
+        }));
         names.push(type_of(&Request::Start {
             config: BenchConfig::default(),
             backend: BackendChoice::Auto,
             prior: vec![],
             reuse_other_backends: false,
+            slice: None,
+            backend_note: String::new(),
+            calibration: vec![],
         }));
         for n in names {
             assert!(js.contains(&format!("'{n}'")), "www/protocol.js does not name message type {n:?}");
@@ -151,6 +207,9 @@ mod tests {
             backend: BackendChoice::Cpu,
             prior: vec![],
             reuse_other_backends: false,
+            slice: None,
+            backend_note: String::new(),
+            calibration: vec![],
         };
         assert_eq!(r, want);
         let bad = text.replace("\"n_seeds\":8", "\"n_seeds\":8,\"extra\":1");

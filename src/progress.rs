@@ -59,6 +59,24 @@ pub struct RunSpec {
     pub seed: u64,
 }
 
+/// This worker's share of every population when a bench is split over `count` browser
+/// workers: worker `index` trains slice `index` of each population's runs (the slices of
+/// `train::parallel::slices`) and receives the others' records from the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slice {
+    /// This worker, 0-based; worker 0's report is the bench's.
+    pub index: usize,
+    /// Workers in the split.
+    pub count: usize,
+}
+
+/// Contiguous slices of `n` items for `parts` workers (threads or browser workers), as even
+/// as possible; never an empty one.
+pub fn slices(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = parts.clamp(1, n.max(1));
+    (0..parts).map(|i| (i * n / parts)..((i + 1) * n / parts)).filter(|r| !r.is_empty()).collect()
+}
+
 /// Mean relative reconstruction error after reversing k - 1 steps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChainedDefect {
@@ -200,6 +218,15 @@ pub trait Host {
     fn cancelled(&self) -> bool;
     /// Let the host's event loop run (native hosts return a ready future).
     fn pause(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
+        Box::pin(std::future::ready(()))
+    }
+    /// Records other workers finished since the last call (a split bench, see [`Slice`]).
+    fn take_runs(&mut self) -> Vec<RunRecord> {
+        Vec::new()
+    }
+    /// Wait until another worker's record or a cancel may have arrived (a split bench). A
+    /// host that has no other workers never gets here.
+    fn wait_for_runs(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
         Box::pin(std::future::ready(()))
     }
 }

@@ -8,7 +8,7 @@ use crate::error::EngineError;
 use crate::idea::IdeaRule;
 use crate::idea::probe::ProbeSettings;
 use crate::model::{self, RecurrentModel};
-use crate::progress::{Arm, Host, Phase, RunRecord, RunSpec};
+use crate::progress::{Arm, Host, Phase, RunRecord, RunSpec, Slice};
 use crate::report::sweep::{best_lr, sweep_means};
 use crate::report::{Environment, Report};
 use crate::track;
@@ -68,6 +68,10 @@ struct Bench<'a> {
     settings: TrainSettings,
     device: &'a burn::tensor::Device,
     prior: Prior<'a>,
+    /// This worker's share in a bench split over browser workers.
+    split: Option<Slice>,
+    /// Records other workers sent (split bench).
+    received: Vec<RunRecord>,
     tally: Tally,
     reused: usize,
 }
@@ -78,8 +82,11 @@ impl Bench<'_> {
         runs * n.div_ceil(self.settings.batch_size) * self.settings.epochs * rule.step_weight()
     }
 
-    /// The records of `specs`: all from `prior` when every one is there (same arm, phase,
-    /// lr, seed, backend and run hash), else trained together.
+    /// The records of `specs`, in their order: each from `prior` where it is there (same
+    /// arm, phase, lr, seed, backend and run hash), the rest trained together — split over
+    /// threads natively, or over browser workers when this bench is one worker's share.
+    /// A run's numbers do not depend on the population it trains in (every kernel works run
+    /// by run; tested), so reusing some runs of a population changes none of the others.
     async fn train_or_reuse(
         &mut self,
         specs: &[RunSpec],
@@ -87,17 +94,63 @@ impl Bench<'_> {
         (train, eval): (&DeviceData, &DeviceData),
         host: &mut dyn Host,
     ) -> Result<Vec<RunRecord>, EngineError> {
-        let (backend, hash) = (&self.settings.backend, &self.settings.run_hash);
-        let found: Option<Vec<RunRecord>> = specs
+        let (backend, hash) = (self.settings.backend.clone(), self.settings.run_hash.clone());
+        let mut out: Vec<Option<RunRecord>> = specs
             .iter()
-            .map(|s| self.prior.runs.iter().find(|r| self.prior.reuses(r, s, backend, hash)).cloned())
+            .map(|s| self.prior.runs.iter().find(|r| self.prior.reuses(r, s, &backend, &hash)).cloned())
             .collect();
-        if let Some(recs) = found {
-            self.tally.runs_done += recs.len();
-            self.tally.work_done += self.work(rule, recs.len(), train.n);
-            self.reused += recs.len();
-            return Ok(recs);
+        let reused = out.iter().flatten().count();
+        self.reused += reused;
+        // In a split bench every worker reuses the same runs; worker 0 counts them.
+        if self.split.is_none_or(|s| s.index == 0) {
+            self.tally.runs_done += reused;
+            self.tally.work_done += self.work(rule, reused, train.n);
         }
+        let missing: Vec<usize> = (0..specs.len()).filter(|&i| out[i].is_none()).collect();
+        if missing.is_empty() {
+            return Ok(out.into_iter().flatten().collect());
+        }
+        // This worker's share of the missing runs (all of them unless split).
+        let mine: Vec<usize> = match self.split {
+            Some(s) if s.count > 1 => crate::progress::slices(missing.len(), s.count)
+                .get(s.index)
+                .map(|r| missing[r.clone()].to_vec())
+                .unwrap_or_default(),
+            _ => missing.clone(),
+        };
+        if !mine.is_empty() {
+            let todo: Vec<RunSpec> = mine.iter().map(|&i| specs[i].clone()).collect();
+            for (i, rec) in mine.iter().zip(self.train(&todo, rule, (train, eval), host).await?) {
+                out[*i] = Some(rec);
+            }
+        }
+        // The other workers' shares arrive as records relayed by the page.
+        while out.iter().any(Option::is_none) {
+            self.received.extend(host.take_runs());
+            for (i, spec) in specs.iter().enumerate() {
+                if out[i].is_none() {
+                    out[i] = self.received.iter().find(|r| r.is_run(spec, &backend, &hash)).cloned();
+                }
+            }
+            if out.iter().all(Option::is_some) {
+                break;
+            }
+            if host.cancelled() {
+                return Err(EngineError::Cancelled);
+            }
+            host.wait_for_runs().await;
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// Train `specs` here: split over threads natively, one population in the browser.
+    async fn train(
+        &mut self,
+        specs: &[RunSpec],
+        rule: &mut dyn GradientRule,
+        (train, eval): (&DeviceData, &DeviceData),
+        host: &mut dyn Host,
+    ) -> Result<Vec<RunRecord>, EngineError> {
         #[cfg(not(target_arch = "wasm32"))]
         if self.threads > 1 && specs.len() > 1 {
             let (cfg, arm) = (self.cfg, specs[0].arm);
@@ -162,6 +215,23 @@ pub struct Ran {
     pub environment: Environment,
 }
 
+/// Work units of the whole bench under a validated `cfg`: every run's training steps, each
+/// weighted by its arm's `GradientRule::step_weight` (the progress bar's unit, and the time
+/// estimate's: `work_total x Calibration::ms_per_work_unit / workers`).
+pub fn work_total(cfg: &BenchConfig) -> usize {
+    let track = track::by_name(&cfg.track).expect("validated");
+    let data = track.generate(cfg.data_seed);
+    let sizes = [data.sweep_split(track.n_val()).train.n, data.full_split().train.n];
+    let runs = [cfg.lrs.len() * cfg.n_sweep_seeds, cfg.n_seeds];
+    let steps = |n: usize| n.div_ceil(cfg.batch_size) * cfg.epochs;
+    ARMS.iter()
+        .map(|&arm| {
+            let weight = rule_for(arm, cfg).step_weight();
+            (runs[0] * steps(sizes[0]) + runs[1] * steps(sizes[1])) * weight
+        })
+        .sum()
+}
+
 /// Run the whole bench on `backend` and build its report.
 pub async fn run_bench(
     cfg: &BenchConfig,
@@ -214,14 +284,16 @@ pub async fn run_phases(
         settings,
         device,
         prior,
+        split: backend.split,
+        received: Vec::new(),
         tally: Tally::new(2 * (n_sweep + cfg.n_seeds), 0),
         reused: 0,
     };
-    let work_total = rules
+    bench.tally.work_total = rules
         .iter()
         .map(|r| bench.work(&**r, n_sweep, sweep_data.0.n) + bench.work(&**r, cfg.n_seeds, full_data.0.n))
         .sum();
-    bench.tally.work_total = work_total;
+    debug_assert_eq!(bench.tally.work_total, work_total(cfg));
 
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut phase_time: IndexMap<String, f64> = IndexMap::new();
@@ -254,7 +326,9 @@ pub async fn run_phases(
         phase_wall_time_s: phase_time,
         run_backends: IndexMap::new(), // filled from the runs by `build`
         reused_runs: bench.reused,
-        threads: backend.threads,
+        threads: backend.split.map_or(backend.threads, |s| s.count),
+        backend_note: backend.note.clone(),
+        calibration: backend.calibration.clone(),
     };
     Ok(Ran { runs, environment })
 }

@@ -2,6 +2,7 @@
 //! messages are the typed enums of `messages.rs` (mirrored by `www/protocol.js`).
 
 use crate::backend::{self, Backend};
+use crate::config::BenchConfig;
 use crate::error::EngineError;
 use crate::messages::{Request, StopReason, WorkerEvent};
 use crate::progress::{Event, Host, RunRecord};
@@ -37,8 +38,45 @@ thread_local! {
 #[wasm_bindgen]
 pub async fn init_backend(kind: String, adapter_hint: String) -> Result<JsValue, JsValue> {
     let b = backend_for(&kind, &adapter_hint).await.map_err(|e| JsValue::from_str(&e))?;
-    let event = WorkerEvent::Backend { backend: b.name, adapter: b.adapter, note: String::new() };
-    serde::Serialize::serialize(&event, &serde_wasm_bindgen::Serializer::json_compatible()).map_err(JsValue::from)
+    let event = WorkerEvent::Backend {
+        backend: b.name,
+        adapter: b.adapter,
+        note: String::new(),
+        calibration: Vec::new(),
+        workers: 1,
+        work_total: 0,
+    };
+    to_js(&event)
+}
+
+fn to_js<T: serde::Serialize>(v: &T) -> Result<JsValue, JsValue> {
+    serde::Serialize::serialize(v, &serde_wasm_bindgen::Serializer::json_compatible()).map_err(JsValue::from)
+}
+
+fn config_of(config: JsValue) -> Result<BenchConfig, JsValue> {
+    let cfg: BenchConfig =
+        serde_wasm_bindgen::from_value(config).map_err(|e| JsValue::from_str(&format!("malformed config: {e}")))?;
+    cfg.validate().map_err(|e| JsValue::from_str(&e.to_string()))?;
+    Ok(cfg)
+}
+
+/// Work units of a bench of `config` (`protocol::work_total`); rejects an invalid config.
+#[wasm_bindgen]
+pub fn work_total(config: JsValue) -> Result<usize, JsValue> {
+    Ok(crate::protocol::work_total(&config_of(config)?))
+}
+
+/// Measure backend `kind` ("webgpu" or "cpu", initialised) on a few training steps of
+/// `config`'s baseline (`calibrate::calibrate`: 4 runs, up to 6 timed steps or ~0.6 s);
+/// returns a `Calibration` object with `workers` recorded.
+#[wasm_bindgen]
+pub async fn calibrate(kind: String, config: JsValue, workers: usize) -> Result<JsValue, JsValue> {
+    let cfg = config_of(config)?;
+    let b = backend_for(&kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+    let c = crate::calibrate::calibrate(&cfg, &b, 4, 6, web_time::Duration::from_millis(600), workers)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    to_js(&c)
 }
 
 async fn backend_for(kind: &str, hint: &str) -> Result<Backend, String> {
@@ -68,7 +106,7 @@ async fn webgpu(hint: &str) -> Result<Backend, String> {
     let info = setup.adapter.get_info();
     let adapter = if info.name.is_empty() && !hint.is_empty() { hint.to_string() } else { info.name.clone() };
     let adapter = format!("{adapter} ({:?}, {:?})", info.backend, info.device_type);
-    Ok(Backend { device, name: "webgpu".into(), adapter, threads: 1 })
+    Ok(Backend::new(device, "webgpu", &adapter))
 }
 
 #[cfg(not(feature = "webgpu"))]
@@ -89,8 +127,22 @@ struct WorkerHost {
     on_event: Function,
     is_cancelled: Function,
     yield_now: Function,
+    /// `() => RunRecord[]`: records other workers sent since the last call.
+    take_runs: Function,
+    /// `() => Promise`: resolves when another worker's records or a cancel arrive.
+    wait_runs: Function,
     last_progress: Option<Instant>,
     last_yield: Instant,
+}
+
+/// A JS function returning a promise, as a future (a ready one if it returned none).
+fn await_promise(f: &Function) -> Pin<Box<dyn Future<Output = ()>>> {
+    let promise = f.call0(&JsValue::NULL).ok().and_then(|p| p.dyn_into::<Promise>().ok());
+    Box::pin(async move {
+        if let Some(p) = promise {
+            let _ = JsFuture::from(p).await;
+        }
+    })
 }
 
 impl Host for WorkerHost {
@@ -120,18 +172,25 @@ impl Host for WorkerHost {
             return Box::pin(std::future::ready(()));
         }
         self.last_yield = Instant::now();
-        let promise = self.yield_now.call0(&JsValue::NULL).ok().and_then(|p| p.dyn_into::<Promise>().ok());
-        Box::pin(async move {
-            if let Some(p) = promise {
-                let _ = JsFuture::from(p).await;
-            }
-        })
+        await_promise(&self.yield_now)
+    }
+
+    fn take_runs(&mut self) -> Vec<RunRecord> {
+        let runs = self.take_runs.call0(&JsValue::NULL).unwrap_or(JsValue::UNDEFINED);
+        serde_wasm_bindgen::from_value(runs).unwrap_or_default()
+    }
+
+    fn wait_for_runs(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
+        await_promise(&self.wait_runs)
     }
 }
 
 /// Run the bench of a `start` request (a [`Request`] object) on `backend_kind` ("webgpu" or
 /// "cpu", resolved by the worker). Every outcome is an event through `on_event`: progress,
-/// finished runs, then `report` or `stopped`. Rejects only if the engine panics.
+/// finished runs, then `report` or `stopped`. With a `slice`, this worker trains its share of
+/// each population and gets the others' records through `take_runs` / `wait_runs`. Rejects
+/// only if the engine panics.
+#[allow(clippy::too_many_arguments)] // the worker's hooks, one JS function each
 #[wasm_bindgen]
 pub async fn run_bench(
     request: JsValue,
@@ -139,11 +198,15 @@ pub async fn run_bench(
     on_event: Function,
     is_cancelled: Function,
     yield_now: Function,
+    take_runs: Function,
+    wait_runs: Function,
 ) -> Result<(), JsValue> {
     let stopped =
         |reason: StopReason, message: String, runs: Vec<RunRecord>| WorkerEvent::Stopped { reason, message, runs };
-    let (cfg, prior, any_backend) = match serde_wasm_bindgen::from_value::<Request>(request) {
-        Ok(Request::Start { config, prior, reuse_other_backends, .. }) => (config, prior, reuse_other_backends),
+    let (cfg, prior, any_backend, slice, note, calibration) = match serde_wasm_bindgen::from_value::<Request>(request) {
+        Ok(Request::Start { config, prior, reuse_other_backends, slice, backend_note, calibration, .. }) => {
+            (config, prior, reuse_other_backends, slice, backend_note, calibration)
+        }
         Ok(other) => {
             emit(&on_event, &stopped(StopReason::Config, format!("not a start request: {other:?}"), vec![]));
             return Ok(());
@@ -158,7 +221,7 @@ pub async fn run_bench(
         return Ok(());
     }
     let backend = match backend_for(&backend_kind, "").await {
-        Ok(b) => b,
+        Ok(b) => Backend { split: slice.filter(|s| s.count > 1), note, calibration, ..b },
         Err(e) => {
             emit(&on_event, &stopped(StopReason::Backend, e, prior));
             return Ok(());
@@ -168,6 +231,8 @@ pub async fn run_bench(
         on_event: on_event.clone(),
         is_cancelled,
         yield_now,
+        take_runs,
+        wait_runs,
         last_progress: None,
         last_yield: Instant::now(),
     };

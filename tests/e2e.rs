@@ -5,12 +5,15 @@
 
 use rdbench::backend;
 use rdbench::config::BenchConfig;
-use rdbench::progress::{Event, Host, Quiet, RunRecord};
+use rdbench::progress::{Event, Host, Quiet, RunRecord, Slice};
 use rdbench::protocol::{Prior, run_bench};
 use rdbench::report::{ProblemKind, Report, validate_json};
 use rdbench::stats::Verdict;
 use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::OnceLock;
+use std::sync::mpsc;
 
 fn tiny() -> BenchConfig {
     BenchConfig { n_seeds: 2, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], epochs: 2, ..BenchConfig::default() }
@@ -224,6 +227,122 @@ fn the_report_does_not_depend_on_how_runs_are_split_over_threads() {
         };
         assert_eq!(strip(&split), strip(&one), "{threads} threads");
     }
+}
+
+/// A browser worker of a split bench, simulated on a thread: it sends each run it finishes
+/// to the other workers and takes theirs, as the page relays them.
+struct Relay {
+    inbox: mpsc::Receiver<RunRecord>,
+    outs: Vec<mpsc::Sender<RunRecord>>,
+    cancel_after_runs: Option<usize>,
+    finished: usize,
+}
+
+impl Host for Relay {
+    fn event(&mut self, e: &Event) {
+        if let Event::RunFinished(r) = e {
+            self.finished += 1;
+            for o in &self.outs {
+                let _ = o.send(r.clone());
+            }
+        }
+    }
+    fn cancelled(&self) -> bool {
+        self.cancel_after_runs.is_some_and(|n| self.finished >= n)
+    }
+    fn take_runs(&mut self) -> Vec<RunRecord> {
+        self.inbox.try_iter().collect()
+    }
+    fn wait_for_runs(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// Run `cfg` split over `count` simulated workers; each worker's result.
+fn split_bench(
+    cfg: &BenchConfig,
+    count: usize,
+    prior: &[RunRecord],
+) -> Vec<Result<Report, rdbench::protocol::Stopped>> {
+    let (txs, rxs): (Vec<_>, Vec<_>) = (0..count).map(|_| mpsc::channel()).unzip();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rxs
+            .into_iter()
+            .enumerate()
+            .map(|(index, inbox)| {
+                let outs: Vec<_> =
+                    txs.iter().enumerate().filter(|(j, _)| *j != index).map(|(_, t)| t.clone()).collect();
+                scope.spawn(move || {
+                    let b = backend::Backend { split: Some(Slice { index, count }), ..cpu1() };
+                    let mut host = Relay { inbox, outs, cancel_after_runs: None, finished: 0 };
+                    futures::executor::block_on(run_bench(cfg, &b, prior, &mut host))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn a_bench_split_over_workers_gives_the_one_worker_report() {
+    // The browser splits each population over Web Workers that trade finished runs through
+    // the page: every worker ends with every run, and worker 0's report is the bench's.
+    let cfg = BenchConfig { n_sweep_seeds: 2, ..tiny() };
+    let one = futures::executor::block_on(run_bench(&cfg, &cpu1(), &[], &mut Quiet)).unwrap();
+    let strip = |r: &Report| {
+        let mut v = untimed(r);
+        v["environment"].as_object_mut().unwrap().remove("threads");
+        for run in v["runs"].as_array_mut().unwrap() {
+            run.as_object_mut().unwrap().remove("population");
+        }
+        v
+    };
+    for count in [2, 3] {
+        let reports = split_bench(&cfg, count, &[]);
+        for (i, r) in reports.into_iter().enumerate() {
+            let r = r.unwrap_or_else(|s| panic!("worker {i} of {count} stopped: {}", s.reason));
+            assert_eq!(r.environment.as_ref().unwrap().threads, count, "environment.threads counts workers");
+            assert_eq!(strip(&r), strip(&one), "worker {i} of {count}");
+        }
+    }
+    // A resumed split bench reuses the finished runs once each and trains only the rest.
+    let mut host = CancelAfter { steps: 25, finished: 0 };
+    let stopped = futures::executor::block_on(run_bench(&cfg, &cpu1(), &[], &mut host)).unwrap_err();
+    let resumed = split_bench(&cfg, 2, &stopped.runs);
+    let r0 = resumed[0].as_ref().unwrap();
+    assert_eq!(r0.environment.as_ref().unwrap().reused_runs, stopped.runs.len());
+    assert_eq!(strip(r0), strip(&one));
+}
+
+#[test]
+fn calibration_times_real_steps_and_names_the_backend() {
+    let cfg = tiny();
+    let c = futures::executor::block_on(rdbench::calibrate::calibrate(
+        &cfg,
+        &cpu1(),
+        4,
+        3,
+        std::time::Duration::from_secs(30),
+        2,
+    ))
+    .unwrap();
+    assert_eq!((c.backend.as_str(), c.workers), ("cpu-flex", 2));
+    // A baseline step of one run (batch 32, T 81, H 32) takes well over a microsecond and
+    // well under a second on any machine this runs on.
+    assert!(c.ms_per_work_unit > 1e-3 && c.ms_per_work_unit < 1e3, "{c:?}");
+    let bad = BenchConfig { n_seeds: 0, ..tiny() };
+    let e = futures::executor::block_on(rdbench::calibrate::calibrate(&bad, &cpu1(), 4, 3, Default::default(), 1));
+    assert!(e.unwrap_err().to_string().contains("n_seeds"), "an invalid config is rejected by name");
+}
+
+#[test]
+fn work_total_counts_every_run_step_with_its_weight() {
+    // tiny: 2 lrs x 1 sweep seed and 2 paired seeds per arm, 2 epochs; 320 sweep and 400
+    // full training trajectories in minibatches of 32; the idea's steps weigh 6.
+    let cfg = tiny();
+    let per_arm = 2 * 10 * 2 + 2 * 13 * 2;
+    assert_eq!(rdbench::protocol::work_total(&cfg), per_arm + 6 * per_arm);
 }
 
 /// The report as JSON without its timing fields and the reused-run count.

@@ -29,6 +29,8 @@ fn environment() -> Environment {
         run_backends: Default::default(),
         reused_runs: 0,
         threads: 1,
+        backend_note: String::new(),
+        calibration: Vec::new(),
     }
 }
 

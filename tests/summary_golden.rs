@@ -39,6 +39,8 @@ fn report() -> Report {
         run_backends: Default::default(),
         reused_runs: 2,
         threads: 1,
+        backend_note: String::new(),
+        calibration: Vec::new(),
     };
     build(&cfg, runs, Some(env))
 }

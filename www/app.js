@@ -2,7 +2,7 @@
 // bench shows (results.js). Nothing from a report file or the engine is inserted as HTML.
 import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
-import { createEngine } from './engine-client.js';
+import { createEngine, parseWorkers } from './engine-client.js';
 import { createResults } from './results.js';
 import { createCompare } from './compare.js';
 
@@ -111,6 +111,19 @@ function runLabel() {
 }
 
 // ---------------------------------------------------------------- engine
+// `?workers=N` sets how many CPU workers a bench is split over (default: one per hardware
+// thread, at most 8); the report does not depend on it.
+function workersOption() {
+  const text = new URLSearchParams(location.search).get('workers');
+  if (text === null) return {};
+  const w = parseWorkers(text);
+  if (w.error) {
+    banner('error', `${w.error}: using the default.`);
+    return {};
+  }
+  return { workers: w.value };
+}
+
 const engine = createEngine({
   loading: () => engineStatus('loading…'),
   loaded: () => engineStatus('ready', true),
@@ -165,7 +178,7 @@ const engine = createEngine({
       (onWebGpu ? ' WebGPU failed mid-run; you can continue on the CPU.' : ''));
     $('continue-cpu').hidden = !(wasRunning && onWebGpu);
   },
-});
+}, workersOption());
 
 /** What Run would send now: exactly the parsed texts of the controls (null while invalid). */
 function nextStart() {
@@ -179,6 +192,7 @@ function run(options) {
 }
 
 window.rdbench.state = engine.state;
+window.rdbench.engine = engine;
 window.rdbench.nextStart = nextStart;
 // Live views (Object.assign would copy a getter's value once).
 Object.defineProperties(window.rdbench, {

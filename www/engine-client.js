@@ -1,14 +1,31 @@
-// The engine worker's lifecycle, seen from the page: load it early, start a bench, cancel it,
-// resume with the runs that already finished, and replace the worker after a crash. It speaks
-// only the messages of www/protocol.js and touches no DOM: the page learns what happened
-// through the callbacks given to createEngine.
+// The engine's workers, seen from the page: load them early, resolve and calibrate the backend,
+// start a bench split over the CPU workers (one wasm instance each; runs are independent, so
+// the report is the one-worker report), relay finished runs between them, cancel, resume with
+// the runs that already finished, and replace the workers after a crash. It speaks only the
+// messages of www/protocol.js and touches no DOM: the page learns what happened through the
+// callbacks given to createEngine.
 import { EVENT, request } from './protocol.js';
+
+/** CPU workers by default: one per hardware thread, at most 8 (a population has ~9 runs). */
+export const defaultWorkers = () => Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
+
+/** Parse a `workers` URL value: an integer 1..16, or an error naming the problem. */
+export function parseWorkers(text) {
+  const n = Number(text);
+  if (!/^\d+$/.test(String(text).trim()) || n < 1 || n > 16) {
+    return { error: `workers: ${JSON.stringify(String(text))} is not a whole number from 1 to 16` };
+  }
+  return { value: n };
+}
+
+const runKey = (r) => `${r.arm}|${r.phase}|${r.lr}|${r.seed}|${r.backend}|${r.run_hash}`;
 
 /**
  * on: { loading(), loaded(), backend(info), progress(p), runFinished(run), report(json),
  *       stopped(msg, kept), crashed(message, {wasRunning, onWebGpu, kept}), started(sent) }
+ * options: { workers }: CPU workers to split a bench over (default: defaultWorkers()).
  */
-export function createEngine(on) {
+export function createEngine(on, { workers = defaultWorkers() } = {}) {
   // Exposed (read-only by convention) to the page and, through window.rdbench, to tests.
   const state = {
     running: false,
@@ -18,32 +35,61 @@ export function createEngine(on) {
     lastConfig: null,
     // After a cancel or a failure the finished runs may be reused by the next start.
     resumable: false,
+    // The last 'backend' event: backend, adapter, note, calibration, workers, work_total.
     backendInfo: null,
-    // Every start message posted, so tests can check that a run used what the controls showed.
+    // Every start the page asked for (as one request), so tests can check what a run used.
     sent: [],
+    workers,
   };
-  let worker = null;
+  const pool = [];
+  // The resolve in flight: { promise, settle } (one at a time, on worker 0).
+  let resolving = null;
+  // The bench in flight: per worker, its last progress and whether it has ended.
+  let run = null;
 
-  function ensureWorker() {
-    if (worker) return worker;
-    on.loading();
-    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-    worker.onmessage = ({ data }) => onMessage(data);
-    worker.onerror = (e) => crash(e.message || 'the engine worker failed to start');
-    worker.onmessageerror = () => crash('a message from the engine could not be read');
-    return worker;
+  function spawn(i) {
+    if (i === 0) on.loading();
+    const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    w.onmessage = ({ data }) => onMessage(i, data);
+    w.onerror = (e) => crash(e.message || 'the engine worker failed to start');
+    w.onmessageerror = () => crash('a message from the engine could not be read');
+    pool[i] = w;
+    return w;
   }
+  const ensureWorker = (i = 0) => pool[i] ?? spawn(i);
 
-  function dropWorker() {
-    worker?.terminate();
-    worker = null;
+  function dropWorkers() {
+    pool.forEach((w) => w?.terminate());
+    pool.length = 0;
     state.loaded = false;
+    if (resolving) resolving.settle({ type: EVENT.stopped, reason: 'backend', message: 'the engine worker stopped', runs: [] });
   }
 
   /** Runs a start with `config` may reuse: those of a stopped bench with the same config. */
   function reusable(config) {
     const same = state.lastConfig && JSON.stringify(state.lastConfig) === JSON.stringify(config);
     return state.resumable && same ? state.finishedRuns : [];
+  }
+
+  /** Ask worker 0 to resolve `backend` for `config`: the 'backend' event, or a 'stopped'. */
+  async function resolveBackend(config, backend) {
+    while (resolving) await resolving.promise;
+    let settle;
+    const promise = new Promise((r) => { settle = r; });
+    resolving = { promise, settle: (m) => { resolving = null; settle(m); } };
+    ensureWorker(0).postMessage(request.resolve(structuredClone(config), backend, workers));
+    return promise;
+  }
+
+  /**
+   * The backend `backend` resolves to for `config`, with its calibration and the bench's
+   * work units (for an estimate before Run): the 'backend' event, or throws the reason.
+   */
+  async function calibrate(config, backend) {
+    if (state.running) throw new Error('a bench is running');
+    const m = await resolveBackend(config, backend);
+    if (m.type !== EVENT.backend) throw new Error(m.message);
+    return m;
   }
 
   /** Start a bench; resumes from the finished runs when the config is the stopped one's. */
@@ -56,49 +102,115 @@ export function createEngine(on) {
     state.finishedRuns = prior.slice();
     const message = request.start(structuredClone(config), backend, prior, reuseOtherBackends);
     state.sent.push(structuredClone(message));
+    const thisRun = { n: 0, cancelled: false, progress: [], inFlight: [], ended: [], stops: [] };
+    run = thisRun;
     on.started(message);
-    ensureWorker().postMessage(message);
+    resolveBackend(config, backend).then((info) => {
+      if (run !== thisRun) return;
+      if (info.type !== EVENT.backend) return endRun({ ...info, runs: prior });
+      if (thisRun.cancelled) return endRun({ type: EVENT.stopped, reason: 'cancelled', message: 'cancelled', runs: prior });
+      state.backendInfo = info;
+      on.backend(info);
+      const n = info.backend === 'webgpu' ? 1 : Math.max(1, info.workers);
+      Object.assign(thisRun, { n, ended: Array(n).fill(false), progress: Array(n).fill(null), inFlight: Array(n).fill(null) });
+      const kind = info.backend === 'webgpu' ? 'webgpu' : 'cpu';
+      for (let i = 0; i < n; i++) {
+        const slice = n > 1 ? { index: i, count: n } : null;
+        ensureWorker(i).postMessage(request.start(structuredClone(config), kind, prior, reuseOtherBackends,
+          { slice, note: info.note, calibration: info.calibration }));
+      }
+    });
     return message;
   }
 
   function cancel() {
-    if (state.running) worker?.postMessage(request.cancel());
+    if (!state.running || !run) return;
+    run.cancelled = true;
+    pool.forEach((w, i) => { if (!run.ended[i]) w?.postMessage(request.cancel()); });
   }
 
-  function onMessage(m) {
+  function addRuns(runs) {
+    const have = new Set(state.finishedRuns.map(runKey));
+    for (const r of runs ?? []) if (!have.has(runKey(r))) { state.finishedRuns.push(r); have.add(runKey(r)); }
+  }
+
+  /** Bench-wide progress from each worker's last: a worker's fraction is its own share. */
+  function merged(latest) {
+    const parts = run.progress.filter(Boolean);
+    const flight = run.inFlight.filter(Boolean);
+    return {
+      ...latest,
+      fraction: Math.min(1, parts.reduce((s, p) => s + p.fraction, 0)),
+      runs_done: parts.reduce((s, p) => s + p.runs_done, 0),
+      elapsed_s: Math.max(...parts.map((p) => p.elapsed_s)),
+      lrs: flight.flatMap((p) => p.lrs),
+      seeds: flight.flatMap((p) => p.seeds),
+      losses: flight.flatMap((p) => p.losses),
+    };
+  }
+
+  /** The bench ended: a report, or a stop (the first reason other than a cancel wins). */
+  function endRun(m) {
+    run = null;
+    state.running = false;
+    if (m.type === EVENT.report) {
+      state.resumable = false;
+      on.report(m.json);
+    } else {
+      state.resumable = true;
+      addRuns(m.runs);
+      on.stopped(m, state.finishedRuns.length);
+    }
+  }
+
+  function onMessage(i, m) {
     switch (m?.type) {
       case EVENT.loaded:
-        state.loaded = true;
-        on.loaded();
+        if (i === 0) {
+          state.loaded = true;
+          on.loaded();
+        }
         break;
       case EVENT.backend:
-        state.backendInfo = m;
-        on.backend(m);
+        resolving?.settle(m);
         break;
       case EVENT.progress:
-        on.progress(m.progress);
+        if (!run) break;
+        run.progress[i] = m.progress;
+        run.inFlight[i] = m.progress;
+        on.progress(merged(m.progress));
         break;
       case EVENT.runFinished:
-        state.finishedRuns.push(m.run);
+        addRuns([m.run]);
+        if (run) {
+          run.inFlight[i] = null; // its population is done: no stale live losses
+          if (run.n > 1) pool.forEach((w, j) => { if (j !== i && j < run.n) w?.postMessage(request.runs([m.run])); });
+        }
         on.runFinished(m.run);
         break;
       case EVENT.report:
-        state.running = false;
-        state.resumable = false;
-        on.report(m.json);
+        // Every worker of a split bench ends with every run; worker 0's report is the bench's.
+        if (!run) break;
+        run.ended[i] = true;
+        if (i === 0) endRun(m);
         break;
       case EVENT.stopped:
-        state.running = false;
-        state.resumable = true;
-        // The engine's list is authoritative for what finished.
-        if (Array.isArray(m.runs) && m.runs.length >= state.finishedRuns.length) state.finishedRuns = m.runs;
-        on.stopped(m, state.finishedRuns.length);
+        if (resolving && !run?.n) { resolving.settle(m); break; }
+        if (!run) break;
+        run.ended[i] = true;
+        run.stops.push(m);
+        addRuns(m.runs);
+        if (!run.cancelled) cancel();
+        if (run.ended.every(Boolean)) {
+          const first = run.stops.find((s) => s.reason !== 'cancelled') ?? run.stops[0];
+          endRun({ ...first, runs: [] });
+        }
         break;
       case EVENT.error:
         crash(m.message, m.fatal);
         break;
       default:
-        console.warn('unknown message from the engine worker', m);
+        console.warn('unknown message from an engine worker', m);
     }
   }
 
@@ -107,8 +219,10 @@ export function createEngine(on) {
     const wasRunning = state.running;
     state.running = false;
     state.resumable = true;
-    // A fatal error leaves an instance that cannot be trusted: the next start gets a new one.
-    if (fatal) dropWorker();
+    run = null;
+    // A fatal error leaves an instance that cannot be trusted, and a split bench cannot go on
+    // without one of its workers: the next start gets new ones.
+    if (fatal) dropWorkers();
     on.crashed(message, {
       wasRunning,
       fatal,
@@ -117,5 +231,10 @@ export function createEngine(on) {
     });
   }
 
-  return { state, start, cancel, preload: ensureWorker, reusable };
+  /** Load every worker's engine in the background (each compiles the wasm once). */
+  function preload() {
+    for (let i = 0; i < workers; i++) ensureWorker(i);
+  }
+
+  return { state, start, cancel, calibrate, preload, reusable };
 }

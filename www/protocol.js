@@ -10,11 +10,22 @@
 //                                              RunRecords of a stopped bench to reuse ([] = fresh);
 //                                              reuse_other_backends: also reuse runs made on
 //                                              another backend ("Continue on CPU")
+//                                              slice: { index, count } this worker's share of a
+//                                              bench split over workers (null: all of it);
+//                                              backend_note, calibration: from the 'backend'
+//                                              event, recorded in the report's environment
+//   { type: 'resolve', backend, config, workers } choose and calibrate the backend for config
+//                                              over up to `workers` CPU workers; answered by
+//                                              'backend' (or 'stopped')
+//   { type: 'runs', runs }                     RunRecords other workers of a split bench finished
 //   { type: 'cancel' }                         stop before the next training step
 //
 // Worker -> page
 //   { type: 'loaded' }                         the engine's wasm is ready
-//   { type: 'backend', backend, adapter, note } the backend a start runs on; note: why auto chose it
+//   { type: 'backend', backend, adapter, note, calibration, workers, work_total }
+//                                              the resolved backend; note: why auto chose it;
+//                                              calibration: [{ backend, ms_per_work_unit, workers }];
+//                                              estimate = work_total x ms_per_work_unit / workers
 //   { type: 'progress', progress }             at most every 100 ms: phase, arm, epoch, epochs, step,
 //                                              steps, runs_done, runs_total, fraction, lrs, seeds,
 //                                              losses, elapsed_s
@@ -25,7 +36,7 @@
 //   { type: 'error', message, fatal }          the engine crashed; fatal: replace the worker
 
 /** Request type names (page -> worker). */
-export const REQUEST = Object.freeze({ start: 'start', cancel: 'cancel' });
+export const REQUEST = Object.freeze({ start: 'start', resolve: 'resolve', runs: 'runs', cancel: 'cancel' });
 
 /** Event type names (worker -> page). */
 export const EVENT = Object.freeze({
@@ -43,15 +54,17 @@ export const STOP_REASON = Object.freeze({ cancelled: 'cancelled', device: 'devi
 
 /** The backends a user can ask for (not a config field: the same config runs on any). */
 export const BACKENDS = Object.freeze([
-  { value: 'auto', label: 'auto (WebGPU if available)' },
+  { value: 'auto', label: 'auto (the faster, calibrated)' },
   { value: 'webgpu', label: 'WebGPU' },
   { value: 'cpu', label: 'CPU (wasm)' },
 ]);
 
 /** Requests, so both sides spell them the same way. */
 export const request = Object.freeze({
-  start: (config, backend, prior = [], reuseOtherBackends = false) =>
-    ({ type: REQUEST.start, config, backend, prior, reuse_other_backends: reuseOtherBackends }),
+  start: (config, backend, prior = [], reuseOtherBackends = false, { slice = null, note = '', calibration = [] } = {}) =>
+    ({ type: REQUEST.start, config, backend, prior, reuse_other_backends: reuseOtherBackends, slice, backend_note: note, calibration }),
+  resolve: (config, backend, workers) => ({ type: REQUEST.resolve, backend, config, workers }),
+  runs: (runs) => ({ type: REQUEST.runs, runs }),
   cancel: () => ({ type: REQUEST.cancel }),
 });
 

@@ -1,7 +1,9 @@
-// The engine worker: loads the engine's wasm, resolves the backend, runs benches. Every
-// message is one of the typed messages of protocol.js (src/messages.rs).
-import init, { init_backend, run_bench } from './pkg/rdbench.js';
+// The engine worker: loads the engine's wasm, resolves the backend (calibrating when `auto`
+// has a real choice), runs a bench or its share of one. Every message is one of the typed
+// messages of protocol.js (src/messages.rs).
+import init, { init_backend, run_bench, calibrate, work_total } from './pkg/rdbench.js';
 import { REQUEST, STOP_REASON, event } from './protocol.js';
+import { chooseFaster } from './backend-choice.js';
 
 let cancelRequested = false;
 let busy = false;
@@ -11,6 +13,14 @@ const channel = new MessageChannel();
 const waiting = [];
 channel.port1.onmessage = () => waiting.shift()?.();
 const yieldNow = () => new Promise((resolve) => { waiting.push(resolve); channel.port2.postMessage(0); });
+
+// Records of the other workers of a split bench, relayed by the page. A worker waiting for
+// them sleeps on a promise (no busy loop: the core is another worker's).
+let received = [];
+let wakers = [];
+const takeRuns = () => received.splice(0);
+const wake = () => { const w = wakers; wakers = []; w.forEach((f) => f()); };
+const waitRuns = () => new Promise((resolve) => { wakers.push(resolve); setTimeout(resolve, 1000); });
 
 const ready = init().then(
   () => postMessage(event.loaded()),
@@ -32,31 +42,73 @@ function describe(adapter) {
   return `${words || 'unnamed adapter'}${isFallback(adapter) ? ' (fallback adapter)' : ''}`;
 }
 
-/** Initialise `kind` and announce it; returns the kind. */
-async function use(kind, hint, note = '') {
-  const b = await init_backend(kind, hint);
-  postMessage({ ...b, note });
-  return kind;
+/**
+ * Resolve the requested backend for `config` and measure it: 'auto' never takes a fallback
+ * adapter and, given a real one, times a few training steps on WebGPU and on the CPU workers
+ * and takes the faster. Answers with one 'backend' event (with the calibration and the
+ * bench's work units for the page's estimate), or 'stopped'.
+ */
+async function resolve({ backend: requested, config, workers }) {
+  await ready;
+  const cpuWorkers = Math.max(1, workers | 0);
+  const figures = [];
+  const measure = async (kind, n) => {
+    const c = await calibrate(kind, config, n);
+    figures.push(c);
+    return c;
+  };
+  let kind = 'cpu';
+  let note = '';
+  let adapterHint = '';
+  const adapter = requested === 'cpu' ? null : await gpuAdapter();
+  if (requested !== 'cpu') {
+    if (!adapter) {
+      if (requested === 'webgpu') throw new Error('WebGPU is not available in this browser (navigator.gpu gave no adapter).');
+      note = 'no WebGPU adapter: running on the CPU';
+    } else if (requested === 'auto' && isFallback(adapter)) {
+      // A software adapter runs WebGPU on the CPU, through an emulation far slower than the
+      // engine's own CPU path (measured: 40x on a tiny bench), so auto never picks it.
+      note = `the only WebGPU adapter is a software fallback (${describe(adapter)}): running on the CPU, which is faster`;
+    } else {
+      adapterHint = describe(adapter);
+      try {
+        await init_backend('webgpu', adapterHint);
+        kind = 'webgpu';
+      } catch (e) {
+        if (requested === 'webgpu') throw e;
+        note = `WebGPU failed to start (${e?.message ?? e}): running on the CPU`;
+      }
+      if (kind === 'webgpu' && requested === 'auto') {
+        const gpu = await measure('webgpu', 1);
+        const cpu = await measure('cpu', cpuWorkers);
+        const pick = chooseFaster(gpu, cpu);
+        kind = pick.backend === 'webgpu' ? 'webgpu' : 'cpu';
+        note = pick.why;
+      }
+    }
+  }
+  const info = await init_backend(kind, kind === 'webgpu' ? adapterHint : '');
+  const n = kind === 'webgpu' ? 1 : cpuWorkers;
+  if (!figures.some((f) => f.backend === info.backend)) await measure(kind, n);
+  return { ...info, note, calibration: figures, workers: n, work_total: work_total(config) };
 }
 
-/** Resolve 'auto' and initialise the backend; returns the backend kind used. */
-async function chooseBackend(requested) {
-  if (requested === 'cpu') return use('cpu', '');
-  const adapter = await gpuAdapter();
-  if (!adapter) {
-    if (requested === 'webgpu') throw new Error('WebGPU is not available in this browser (navigator.gpu gave no adapter).');
-    return use('cpu', '', 'no WebGPU adapter: running on the CPU');
-  }
-  // A software adapter runs WebGPU on the CPU, through an emulation far slower than the
-  // engine's own CPU path (measured: 40x on a tiny bench), so auto never picks it.
-  if (requested === 'auto' && isFallback(adapter)) {
-    return use('cpu', '', `the only WebGPU adapter is a software fallback (${describe(adapter)}): running on the CPU, which is faster`);
-  }
+async function onResolve(req) {
+  if (busy) return postMessage(event.stopped(STOP_REASON.config, 'a bench is already running', []));
+  busy = true;
   try {
-    return await use('webgpu', describe(adapter));
+    await ready;
+    try {
+      work_total(req.config); // rejects an invalid config, naming the field
+    } catch (e) {
+      postMessage(event.stopped(STOP_REASON.config, String(e?.message ?? e), []));
+      return;
+    }
+    postMessage(await resolve(req));
   } catch (e) {
-    if (requested === 'webgpu') throw e;
-    return use('cpu', '', `WebGPU failed to start (${e?.message ?? e}): running on the CPU`);
+    postMessage(event.stopped(STOP_REASON.backend, String(e?.message ?? e), []));
+  } finally {
+    busy = false;
   }
 }
 
@@ -65,17 +117,21 @@ async function start(req) {
   if (busy) return postMessage(event.stopped(STOP_REASON.config, 'a bench is already running', prior));
   busy = true;
   cancelRequested = false;
+  received = [];
   try {
     await ready;
     let kind;
     try {
-      kind = await chooseBackend(req.backend);
+      // The page resolves 'auto' first (a 'resolve' request) and starts with the result.
+      kind = req.backend === 'auto' ? (await resolve({ backend: 'auto', config: req.config, workers: 1 })).backend : req.backend;
+      kind = kind === 'webgpu' ? 'webgpu' : 'cpu';
+      await init_backend(kind, '');
     } catch (e) {
       postMessage(event.stopped(STOP_REASON.backend, String(e?.message ?? e), prior));
       return;
     }
     // The engine sends every outcome (progress, run_finished, report, stopped) as an event.
-    await run_bench(req, kind, (ev) => postMessage(ev), () => cancelRequested, yieldNow);
+    await run_bench(req, kind, (ev) => postMessage(ev), () => cancelRequested, yieldNow, takeRuns, waitRuns);
   } catch (e) {
     // A panic or a lost device: this instance cannot be trusted any more.
     postMessage(event.error(String(e?.message ?? e), true));
@@ -85,6 +141,11 @@ async function start(req) {
 }
 
 onmessage = ({ data }) => {
-  if (data?.type === REQUEST.cancel) cancelRequested = true;
-  else if (data?.type === REQUEST.start) start(data);
+  switch (data?.type) {
+    case REQUEST.cancel: cancelRequested = true; wake(); break;
+    case REQUEST.runs: received.push(...(data.runs ?? [])); wake(); break;
+    case REQUEST.resolve: onResolve(data); break;
+    case REQUEST.start: start(data); break;
+    default: console.warn('unknown request', data);
+  }
 };

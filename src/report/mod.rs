@@ -182,9 +182,29 @@ pub struct Environment {
     /// Runs taken over from an interrupted bench instead of trained again.
     #[serde(default)]
     pub reused_runs: usize,
-    /// Threads the runs of a phase were split over (native CPU; the numbers do not depend on it).
+    /// Threads (native CPU) or Web Workers (browser CPU) the runs of a phase were split
+    /// over; the numbers do not depend on it.
     #[serde(default = "one")]
     pub threads: usize,
+    /// Why this backend: empty when it is the one asked for, else how `auto` chose it.
+    #[serde(default)]
+    pub backend_note: String,
+    /// The calibration `auto` measured to choose (empty when none ran).
+    #[serde(default)]
+    pub calibration: Vec<Calibration>,
+}
+
+/// One backend's measured speed: a few training steps of a small population (the
+/// calibration `auto` runs before choosing, and the page's time estimate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Backend name, as in `environment.backend` ("cpu-flex", "webgpu").
+    pub backend: String,
+    /// Milliseconds per work unit (one run's training step of the baseline arm; the idea
+    /// arm's steps weigh `IDEA_STEP_WEIGHT` units) in one worker.
+    pub ms_per_work_unit: f64,
+    /// Workers the backend would run on in parallel (CPU: Web Workers; WebGPU: 1).
+    pub workers: usize,
 }
 
 fn one() -> usize {

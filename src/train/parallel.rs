@@ -30,11 +30,7 @@ impl Host for SliceHost<'_> {
     }
 }
 
-/// Contiguous slices of `n` items for `parts` workers, as even as possible.
-pub fn slices(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
-    let parts = parts.clamp(1, n.max(1));
-    (0..parts).map(|i| (i * n / parts)..((i + 1) * n / parts)).filter(|r| !r.is_empty()).collect()
-}
+pub use crate::progress::slices;
 
 /// Train `specs` like [`train_population`], split over up to `threads` threads, each slice a
 /// population of its own with a fresh rule from `make_rule`. Progress events are merged into

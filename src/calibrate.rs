@@ -1,0 +1,89 @@
+//! A backend's measured speed: a few training steps of a small baseline population under the
+//! bench's own config, timed after one warm-up step. `auto` compares backends with it, and
+//! the page turns it into a time estimate before Run.
+
+use crate::backend::Backend;
+use crate::config::BenchConfig;
+use crate::error::EngineError;
+use crate::model;
+use crate::progress::{Arm, Event, Host, Phase, RunSpec};
+use crate::report::Calibration;
+use crate::track;
+use crate::train::batch::DeviceData;
+use crate::train::dense::DenseRule;
+use crate::train::{GradientRule, Tally, TrainSettings, train_population};
+use web_time::{Duration, Instant};
+
+/// Counts training steps and stops after `max_steps` timed steps or `budget`.
+struct Timer {
+    steps: usize,
+    first: Option<Instant>,
+    last: Option<Instant>,
+    max_steps: usize,
+    budget: Duration,
+}
+
+impl Host for Timer {
+    fn event(&mut self, event: &Event) {
+        if let Event::Progress(_) = event {
+            self.steps += 1;
+            let now = Instant::now();
+            // The first step is the warm-up (allocation, kernel compilation on a GPU).
+            self.first.get_or_insert(now);
+            self.last = Some(now);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        let timed = self.steps.saturating_sub(1);
+        timed >= self.max_steps || (timed >= 1 && self.first.is_some_and(|t| t.elapsed() >= self.budget))
+    }
+}
+
+/// Time `runs` baseline runs of `cfg` on `backend` for up to `max_steps` steps after a
+/// warm-up step, stopping early once `budget` has passed (at least one timed step).
+/// `workers` is recorded as how many such workers the bench would run in parallel.
+pub async fn calibrate(
+    cfg: &BenchConfig,
+    backend: &Backend,
+    runs: usize,
+    max_steps: usize,
+    budget: Duration,
+    workers: usize,
+) -> Result<Calibration, EngineError> {
+    cfg.validate()?;
+    let track = track::by_name(&cfg.track).expect("validated");
+    let model = model::by_name(&cfg.model, track.input_dim(), cfg.hidden_size, track.output_dim()).expect("validated");
+    let data = track.generate(cfg.data_seed).sweep_split(track.n_val());
+    let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
+    let specs: Vec<RunSpec> = (0..runs.max(1) as u64)
+        .map(|seed| RunSpec { arm: Arm::Baseline, phase: Phase::Sweep, lr: cfg.lrs[0], seed })
+        .collect();
+    // Enough epochs for max_steps + 1 steps even when an epoch is one minibatch.
+    let settings = TrainSettings {
+        epochs: max_steps + 1,
+        batch_size: cfg.batch_size,
+        backend: backend.name.clone(),
+        run_hash: cfg.run_hash(),
+    };
+    let mut rule = DenseRule;
+    let mut timer = Timer { steps: 0, first: None, last: None, max_steps: max_steps.max(1), budget };
+    let mut tally = Tally::new(specs.len(), 0);
+    let result =
+        train_population(&*model, &specs, &train, &eval, &settings, &mut rule, &backend.device, &mut timer, &mut tally)
+            .await;
+    match result {
+        Ok(_) | Err(EngineError::Cancelled) => {}
+        Err(e) => return Err(e),
+    }
+    let timed = timer.steps.saturating_sub(1);
+    let (Some(first), Some(last)) = (timer.first, timer.last) else {
+        return Err(EngineError::Device("calibration: no training step ran".into()));
+    };
+    if timed == 0 {
+        return Err(EngineError::Device("calibration: no step after the warm-up ran".into()));
+    }
+    let units = timed * specs.len() * rule.step_weight();
+    let ms = last.duration_since(first).as_secs_f64() * 1000.0 / units as f64;
+    Ok(Calibration { backend: backend.name.clone(), ms_per_work_unit: ms, workers })
+}
