@@ -3,7 +3,7 @@
 import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
 import { createEngine, parseWorkers } from './engine-client.js';
-import { createResults } from './results.js';
+import { createResults, fmtTime } from './results.js';
 import { createCompare } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -147,6 +147,7 @@ const engine = createEngine({
   report: (json) => {
     refreshRunState();
     runLabel();
+    scheduleEstimate();
     if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     results.finished(engine.state.finishedRuns.length);
     results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
@@ -154,6 +155,7 @@ const engine = createEngine({
   stopped: (m, kept) => {
     refreshRunState();
     runLabel();
+    scheduleEstimate();
     results.stopped();
     if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     if (m.reason === STOP_REASON.cancelled) {
@@ -191,9 +193,107 @@ function run(options) {
   if (next) engine.start(next.config, next.backend, options);
 }
 
+// ---------------------------------------------------------------- time estimate
+// Before Run: the bench's work units (the engine's own count, the unit of its progress)
+// times the engine's calibrated milliseconds per unit for the backend it resolves to, over
+// the workers it will run on. A bench estimated above CONFIRM_ABOVE_S asks first.
+const CONFIRM_ABOVE_S = 120;
+const estimates = new Map();
+let estimateTimer = null;
+const estimateKey = (next) => JSON.stringify([next.config, next.backend]);
+
+/** The estimate of `next` ({seconds, text} or {error}); successes are cached per config and backend. */
+async function estimateFor(next) {
+  const key = estimateKey(next);
+  if (estimates.has(key)) return estimates.get(key);
+  try {
+    const info = await engine.calibrate(next.config, next.backend);
+    const cal = info.calibration.find((c) => c.backend === info.backend);
+    if (!cal) return { error: `the engine did not measure ${info.backend}` };
+    const workers = Math.max(1, info.workers);
+    const seconds = (info.work_total * cal.ms_per_work_unit) / workers / 1000;
+    const text = `Estimated time ≈ ${fmtTime(seconds)} on ${info.backend}` +
+      `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
+      `${cal.ms_per_work_unit.toPrecision(3)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
+    const result = { seconds, text, info };
+    estimates.set(key, result);
+    return result;
+  } catch (e) {
+    return { error: String(e?.message ?? e) };
+  }
+}
+
+function showTime(text, state) {
+  const el = $('estimate-time');
+  el.textContent = text;
+  el.dataset.state = state;
+}
+
+/** Estimate the form's bench a moment after the last edit (a calibration takes ~1 s). */
+function scheduleEstimate() {
+  clearTimeout(estimateTimer);
+  const next = nextStart();
+  if (!next) return showTime('', 'none');
+  const known = estimates.get(estimateKey(next));
+  if (known) return showTime(known.text, 'ready');
+  showTime('Estimated time: measuring the backend’s speed…', 'pending');
+  estimateTimer = setTimeout(async () => {
+    if (engine.state.running) return;
+    const e = await estimateFor(next);
+    // Only if the form still shows that bench.
+    const now = nextStart();
+    if (!now || estimateKey(now) !== estimateKey(next)) return;
+    if (e.error) showTime(`No time estimate: ${e.error}`, 'error');
+    else showTime(e.text, 'ready');
+  }, 600);
+}
+
+/** Ask before a long bench; resolves true to start. */
+function confirmLong(e) {
+  const dialog = $('confirm-run');
+  $('confirm-text').textContent = `${e.text} Closing or reloading the page while it runs stops it and loses its runs.`;
+  $('confirm-start').textContent = `Start (≈ ${fmtTime(e.seconds)})`;
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      dialog.removeEventListener('close', onClose);
+      resolve(ok);
+    };
+    const onClose = () => done(dialog.returnValue === 'start');
+    dialog.addEventListener('close', onClose);
+    dialog.returnValue = '';
+    dialog.showModal();
+    $('confirm-start').focus();
+  });
+}
+
+let runRequested = false;
+/** Run, after the estimate (and a confirmation above CONFIRM_ABOVE_S). */
+async function requestRun() {
+  const next = nextStart();
+  if (!next || runRequested || engine.state.running) return;
+  runRequested = true;
+  try {
+    const known = estimates.get(estimateKey(next));
+    if (!known) showTime('Estimated time: measuring the backend’s speed before starting…', 'pending');
+    const e = known ?? await estimateFor(next);
+    if (!e.error) showTime(e.text, 'ready');
+    // Without an estimate (e.g. WebGPU missing) the run starts and says what went wrong.
+    if (!e.error && e.seconds > CONFIRM_ABOVE_S && !(await confirmLong(e))) {
+      $('run').focus();
+      return;
+    }
+    const now = nextStart();
+    if (now && estimateKey(now) === estimateKey(next)) run();
+  } finally {
+    runRequested = false;
+  }
+}
+
 window.rdbench.state = engine.state;
 window.rdbench.engine = engine;
 window.rdbench.nextStart = nextStart;
+window.rdbench.estimateFor = estimateFor;
+window.rdbench.CONFIRM_ABOVE_S = CONFIRM_ABOVE_S;
 // Live views (Object.assign would copy a getter's value once).
 Object.defineProperties(window.rdbench, {
   firstProgress: { get: () => results.firstProgress },
@@ -212,7 +312,7 @@ function loadFromHash() {
 async function init() {
   $('config').addEventListener('submit', (e) => {
     e.preventDefault();
-    run();
+    requestRun();
   });
   // Enter in a text box would submit the form (implicit submission clicks Run): a long run
   // must start from the Run button only.
@@ -243,6 +343,7 @@ async function init() {
     backends: BACKENDS,
     onChange: (current) => {
       showEstimate(current.config);
+      scheduleEstimate();
       refreshRunState();
     },
   });
