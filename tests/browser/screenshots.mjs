@@ -31,7 +31,18 @@ for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]
   const page = await browser.newPage({ viewport: { width, height } });
   await page.goto(BASE);
   await page.waitForFunction(() => window.rdbench?.timings?.interactive);
+  // The start of the page, once the engine has measured its speed for the estimate.
+  await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
   await page.screenshot({ path: join(OUT, `${tag}-start.png`) });
+  if (tag === 'desktop') {
+    await page.fill('#epochs', '1000');
+    await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
+    await page.click('#run');
+    await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 60_000 });
+    await page.screenshot({ path: join(OUT, `${tag}-confirm.png`) });
+    await page.click('#confirm-cancel');
+    await page.fill('#epochs', '15');
+  }
   await load(page, 'quick_report.json', QUICK);
   await page.locator('#card').screenshot({ path: join(OUT, `${tag}-card.png`) });
   for (const id of ['chart-per-seed', 'chart-sweep', 'chart-mechanism', 'chart-null']) {
