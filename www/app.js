@@ -140,6 +140,7 @@ const engine = createEngine({
   },
   backend: (info) => {
     results.setBackend(info);
+    onBackendEstimate(info);
     if (info.note) $('run-note').textContent = info.note;
   },
   progress: (p) => results.progress(p),
@@ -198,26 +199,43 @@ function run(options) {
 // times the engine's calibrated milliseconds per unit for the backend it resolves to, over
 // the workers it will run on. A bench estimated above CONFIRM_ABOVE_S asks first.
 const CONFIRM_ABOVE_S = 120;
+// Per config and backend: the estimate's promise (shared while the calibration runs), and
+// the finished estimates.
 const estimates = new Map();
+const settled = new Map();
 let estimateTimer = null;
 const estimateKey = (next) => JSON.stringify([next.config, next.backend]);
 
-/** The estimate of `next` ({seconds, text} or {error}); successes are cached per config and backend. */
-async function estimateFor(next) {
+/** The estimate of `next` ({seconds, text} or {error}): one calibration per config and
+ *  backend, shared by every caller while it runs; successes are kept. */
+function estimateFor(next) {
   const key = estimateKey(next);
-  if (estimates.has(key)) return estimates.get(key);
+  if (!estimates.has(key)) {
+    const pending = measure(next).then((e) => {
+      if (e.error) estimates.delete(key);
+      else settled.set(key, e);
+      return e;
+    });
+    estimates.set(key, pending);
+  }
+  return estimates.get(key);
+}
+
+/** The estimate from a 'backend' event (the engine's calibration and work units). */
+function estimateOf(info) {
+  const cal = info.calibration.find((c) => c.backend === info.backend);
+  if (!cal || !info.work_total) return { error: `the engine did not measure ${info.backend}` };
+  const workers = Math.max(1, info.workers);
+  const seconds = (info.work_total * cal.ms_per_work_unit) / workers / 1000;
+  const text = `Estimated time ≈ ${fmtTime(seconds)} on ${info.backend}` +
+    `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
+    `${cal.ms_per_work_unit.toPrecision(3)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
+  return { seconds, text, info };
+}
+
+async function measure(next) {
   try {
-    const info = await engine.calibrate(next.config, next.backend);
-    const cal = info.calibration.find((c) => c.backend === info.backend);
-    if (!cal) return { error: `the engine did not measure ${info.backend}` };
-    const workers = Math.max(1, info.workers);
-    const seconds = (info.work_total * cal.ms_per_work_unit) / workers / 1000;
-    const text = `Estimated time ≈ ${fmtTime(seconds)} on ${info.backend}` +
-      `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
-      `${cal.ms_per_work_unit.toPrecision(3)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
-    const result = { seconds, text, info };
-    estimates.set(key, result);
-    return result;
+    return estimateOf(await engine.calibrate(next.config, next.backend));
   } catch (e) {
     return { error: String(e?.message ?? e) };
   }
@@ -234,7 +252,7 @@ function scheduleEstimate() {
   clearTimeout(estimateTimer);
   const next = nextStart();
   if (!next) return showTime('', 'none');
-  const known = estimates.get(estimateKey(next));
+  const known = settled.get(estimateKey(next));
   if (known) return showTime(known.text, 'ready');
   showTime('Estimated time: measuring the backend’s speed…', 'pending');
   estimateTimer = setTimeout(async () => {
@@ -248,11 +266,13 @@ function scheduleEstimate() {
   }, 600);
 }
 
-/** Ask before a long bench; resolves true to start. */
-function confirmLong(e) {
+/** Ask about a long bench (before it starts, or just after); resolves true to go on. */
+function confirmLong(e, running) {
   const dialog = $('confirm-run');
+  $('confirm-title').textContent = running ? 'This bench will take a while: keep it running?' : 'Start a long bench?';
   $('confirm-text').textContent = `${e.text} Closing or reloading the page while it runs stops it and loses its runs.`;
-  $('confirm-start').textContent = `Start (≈ ${fmtTime(e.seconds)})`;
+  $('confirm-start').textContent = running ? `Keep running (≈ ${fmtTime(e.seconds)})` : `Start (≈ ${fmtTime(e.seconds)})`;
+  $('confirm-cancel').textContent = running ? 'Stop it' : 'Not now';
   return new Promise((resolve) => {
     const done = (ok) => {
       dialog.removeEventListener('close', onClose);
@@ -266,29 +286,47 @@ function confirmLong(e) {
   });
 }
 
-let runRequested = false;
-/** Run, after the estimate (and a confirmation above CONFIRM_ABOVE_S). */
+// The bench Run started and whether its length was already accepted (known short, or
+// confirmed); an unknown estimate is checked when the engine reports its backend.
+let startedRun = null;
+
+/** Run: with a known estimate above CONFIRM_ABOVE_S, ask first. Without one yet, start at
+ *  once (the engine calibrates while it starts anyway) and ask when its estimate arrives. */
 async function requestRun() {
   const next = nextStart();
-  if (!next || runRequested || engine.state.running) return;
-  runRequested = true;
-  try {
-    const known = estimates.get(estimateKey(next));
-    if (!known) showTime('Estimated time: measuring the backend’s speed before starting…', 'pending');
-    const e = known ?? await estimateFor(next);
-    if (!e.error) showTime(e.text, 'ready');
-    // Without an estimate (e.g. WebGPU missing) the run starts and says what went wrong.
-    if (!e.error && e.seconds > CONFIRM_ABOVE_S && !(await confirmLong(e))) {
-      $('run').focus();
-      return;
-    }
-    const now = nextStart();
-    if (now && estimateKey(now) === estimateKey(next)) run();
-  } finally {
-    runRequested = false;
+  if (!next || engine.state.running) return;
+  const key = estimateKey(next);
+  const known = settled.get(key);
+  if (known && known.seconds > CONFIRM_ABOVE_S && !(await confirmLong(known, false))) {
+    $('run').focus();
+    return;
   }
+  const now = nextStart();
+  if (!now || estimateKey(now) !== key || engine.state.running) return;
+  startedRun = { key, accepted: Boolean(known) };
+  run();
 }
 
+/** The engine resolved the backend of the bench just started: its estimate, and the
+ *  question the user was not asked before Run. */
+function onBackendEstimate(info) {
+  const run = startedRun;
+  if (!run) return;
+  const e = estimateOf(info);
+  if (e.error) return;
+  settled.set(run.key, e);
+  estimates.set(run.key, Promise.resolve(e));
+  showTime(e.text, 'ready');
+  if (!run.accepted && e.seconds > CONFIRM_ABOVE_S) {
+    run.accepted = true;
+    confirmLong(e, true).then((keep) => {
+      if (!keep && engine.state.running) {
+        engine.cancel();
+        results.setPhase('cancelling…');
+      }
+    });
+  }
+}
 window.rdbench.state = engine.state;
 window.rdbench.engine = engine;
 window.rdbench.nextStart = nextStart;

@@ -345,4 +345,21 @@ export function instrumentTests(h) {
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
     await page.close();
   });
+
+  test('a long bench started before its estimate was known asks once the engine has measured it', async () => {
+    const page = await openPage(h.browser());
+    await page.selectOption('#backend', 'cpu');
+    await setField(page, 'epochs', '1000');
+    // Run at once: no estimate yet, so the bench starts and the question comes with the
+    // engine's own calibration.
+    await page.click('#run');
+    await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 60_000 });
+    assert(await page.evaluate(() => window.rdbench.state.sent.length === 1), 'the bench did not start');
+    assert((await page.textContent('#confirm-title')).includes('keep it running'), 'question');
+    await page.click('#confirm-cancel');
+    await page.waitForFunction(() => !window.rdbench.state.running, null, { timeout: 120_000 });
+    assert((await page.textContent('#estimate-time')).includes('Estimated time'), 'estimate shown');
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
+  });
 }

@@ -263,13 +263,16 @@ test('lr list: Run stays off while any lr is invalid, and the run sends exactly 
   // Run sends exactly that config.
   await page.selectOption('#backend', 'cpu');
   await page.click('#run');
-  // A long bench asks first (the estimate is above the page's threshold).
+  // A long bench asks first when its estimate is known, else once the engine has measured
+  // it (the page's confirmation): this one is stopped either way.
   await page.waitForFunction(() => window.rdbench.state.sent.length > 0 || document.getElementById('confirm-run').open, null, { timeout: 60_000 });
   if (await page.evaluate(() => document.getElementById('confirm-run').open)) await page.click('#confirm-start');
   await page.waitForFunction(() => window.rdbench.state.sent.length > 0, null, { timeout: 60_000 });
   const sent = await page.evaluate(() => window.rdbench.state.sent.at(-1));
   assert(same(sent.config, next.config) && sent.backend === 'cpu', `sent ${JSON.stringify(sent)}`);
-  await page.click('#cancel');
+  await page.waitForFunction(() => window.rdbench.state.backendInfo || !window.rdbench.state.running, null, { timeout: 60_000 });
+  if (await page.evaluate(() => document.getElementById('confirm-run').open)) await page.click('#confirm-cancel');
+  else await page.click('#cancel');
   await page.waitForFunction(() => ['cancelled', 'done'].includes(document.getElementById('p-phase').textContent), null, { timeout: 120_000 });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
