@@ -146,6 +146,7 @@ const engine = createEngine({
   progress: (p) => results.progress(p),
   runFinished: () => {},
   report: (json) => {
+    closeQuestion();
     refreshRunState();
     runLabel();
     scheduleEstimate();
@@ -154,6 +155,7 @@ const engine = createEngine({
     results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
   },
   stopped: (m, kept) => {
+    closeQuestion();
     refreshRunState();
     runLabel();
     scheduleEstimate();
@@ -173,6 +175,7 @@ const engine = createEngine({
   },
   crashed: (message, { wasRunning, fatal, onWebGpu, kept }) => {
     if (fatal) engineStatus('not loaded');
+    closeQuestion();
     refreshRunState();
     runLabel();
     results.stopped();
@@ -264,6 +267,12 @@ function scheduleEstimate() {
     if (e.error) showTime(`No time estimate: ${e.error}`, 'error');
     else showTime(e.text, 'ready');
   }, 600);
+}
+
+/** A bench that has ended makes "keep it running?" moot. */
+function closeQuestion() {
+  const dialog = $('confirm-run');
+  if (dialog.open) dialog.close('moot');
 }
 
 /** Ask about a long bench (before it starts, or just after); resolves true to go on. */
