@@ -3,7 +3,8 @@
 import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
 import { createEngine, parseWorkers } from './engine-client.js';
-import { createResults } from './results.js';
+import { createResults, fmtTime } from './results.js';
+import { createCompare } from './compare.js';
 import { createStudy } from './study.js';
 
 const $ = (id) => document.getElementById(id);
@@ -37,8 +38,29 @@ const charts = import('./pkg/rdbench_charts.js').then(async (m) => {
 });
 charts.catch((e) => banner('error', `The app is not built (www/pkg is missing): run \`npm start\`. (${e?.message ?? e})`));
 
-const results = createResults({ charts, banner, timings });
+const results = createResults({ charts, banner, timings, onShown: (text, source) => compare.shownChanged(source === THIS_RUN) });
+const THIS_RUN = 'this run';
 let controls = null;
+
+// Finished reports are kept in the browser's history; any two can be compared there.
+const compare = createCompare({
+  charts,
+  showReport: (text, source) => results.showReport(text, source),
+  shown: () => results.shown,
+  rerun: (config) => rerunConfig(config),
+});
+
+/** Put a report's config into the form (the backend control keeps its choice). */
+function rerunConfig(config) {
+  if (!controls) return;
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(config)) p.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  p.set('backend', controls.current.backend);
+  const problems = controls.loadHash('#' + p.toString());
+  if (problems.length) banner('warn', `Some settings of that report are not valid here and were replaced by defaults:\n${problems.join('\n')}`, 'link');
+  $('controls-title').scrollIntoView({ block: 'start' });
+  $('run').focus({ preventScroll: true });
+}
 
 // ---------------------------------------------------------------- run state
 let study = null;
@@ -61,11 +83,34 @@ function refreshRunState() {
   reason.hidden = reason.textContent === '';
 }
 
+let chartsModule = null;
+
 function showEstimate(c) {
   // Runs per arm: a sweep run per lr and sweep seed, then one per paired seed.
   $('estimate').textContent = c
     ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms).`
     : '';
+  // A run whose pair count can never reach alpha is worth a word before it starts.
+  const warn = $('pairs-warning');
+  const minP = c && chartsModule ? chartsModule.min_reachable_p(c.n_seeds) : 0;
+  if (c && minP >= c.alpha) {
+    const need = chartsModule.pairs_needed(c.alpha);
+    warn.textContent = `With ${c.n_seeds} paired seed${c.n_seeds === 1 ? '' : 's'} the smallest p the sign-flip test can give is ` +
+      `${Number(minP.toPrecision(3))}, not below α = ${c.alpha}: this run cannot be significant either way` +
+      (need ? ` (it needs at least ${need} paired seeds).` : '.');
+    warn.hidden = false;
+  } else {
+    warn.textContent = '';
+    warn.hidden = true;
+  }
+  runLabel();
+}
+
+/** Run says what it will do: resume from kept runs, or start afresh. */
+function runLabel() {
+  const next = nextStart();
+  const kept = next ? engine.reusable(next.config).length : 0;
+  $('run').textContent = kept ? `Resume bench (${kept} run${kept === 1 ? '' : 's'} kept)` : 'Run bench';
 }
 
 // ---------------------------------------------------------------- engine
@@ -87,25 +132,38 @@ const engine = createEngine({
   loaded: () => engineStatus('ready', true),
   started: (message) => {
     $('continue-cpu').hidden = true;
+    const hadFocus = document.activeElement === $('run') || document.activeElement === document.body;
     $('run-note').textContent = message.prior.length ? `Reusing ${message.prior.length} finished runs.` : '';
     results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine');
     if (bannerTag !== 'link') banner(null);
     timings.runStart = performance.now();
     refreshRunState();
+    // Focus follows the action: Run is now disabled, Cancel is what can act next.
+    if (hadFocus) $('cancel').focus();
   },
   backend: (info) => {
     results.setBackend(info);
+    onBackendEstimate(info);
     if (info.note) $('run-note').textContent = info.note;
   },
   progress: (p) => results.progress(p),
   runFinished: () => {},
   report: (json) => {
+    closeQuestion();
     refreshRunState();
+    runLabel();
+    scheduleEstimate();
+    if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     results.finished(engine.state.finishedRuns.length);
-    results.showReport(json, 'this run');
+    results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
   },
   stopped: (m, kept) => {
+    closeQuestion();
     refreshRunState();
+    runLabel();
+    scheduleEstimate();
+    results.stopped();
+    if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
     if (m.reason === STOP_REASON.cancelled) {
       results.setPhase('cancelled');
       $('run-note').textContent = `Cancelled. ${kept} finished run(s) are kept: Run again with the same configuration to resume from them.`;
@@ -120,7 +178,10 @@ const engine = createEngine({
   },
   crashed: (message, { wasRunning, fatal, onWebGpu, kept }) => {
     if (fatal) engineStatus('not loaded');
+    closeQuestion();
     refreshRunState();
+    runLabel();
+    results.stopped();
     results.setPhase('failed');
     banner('error', `The engine stopped: ${message}\n${kept} finished run(s) are kept.` +
       (onWebGpu ? ' WebGPU failed mid-run; you can continue on the CPU.' : ''));
@@ -139,12 +200,154 @@ function run(options) {
   if (next) engine.start(next.config, next.backend, options);
 }
 
+// ---------------------------------------------------------------- time estimate
+// Before Run: the bench's work units (the engine's own count, the unit of its progress)
+// times the engine's calibrated milliseconds per unit for the backend it resolves to, over
+// the workers it will run on. A bench estimated above CONFIRM_ABOVE_S asks first.
+const CONFIRM_ABOVE_S = 120;
+// Per config and backend: the estimate's promise (shared while the calibration runs), and
+// the finished estimates.
+const estimates = new Map();
+const settled = new Map();
+let estimateTimer = null;
+const estimateKey = (next) => JSON.stringify([next.config, next.backend]);
+
+/** The estimate of `next` ({seconds, text} or {error}): one calibration per config and
+ *  backend, shared by every caller while it runs; successes are kept. */
+function estimateFor(next) {
+  const key = estimateKey(next);
+  if (!estimates.has(key)) {
+    const pending = measure(next).then((e) => {
+      if (e.error) estimates.delete(key);
+      else settled.set(key, e);
+      return e;
+    });
+    estimates.set(key, pending);
+  }
+  return estimates.get(key);
+}
+
+/** The estimate from a 'backend' event (the engine's calibration and work units). */
+function estimateOf(info) {
+  const cal = info.calibration.find((c) => c.backend === info.backend);
+  if (!cal || !info.work_total) return { error: `the engine did not measure ${info.backend}` };
+  const workers = Math.max(1, info.workers);
+  const seconds = (info.work_total * cal.ms_per_work_unit) / workers / 1000;
+  const text = `Estimated time ≈ ${fmtTime(seconds)} on ${info.backend}` +
+    `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
+    `${cal.ms_per_work_unit.toPrecision(3)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
+  return { seconds, text, info };
+}
+
+async function measure(next) {
+  try {
+    return estimateOf(await engine.calibrate(next.config, next.backend));
+  } catch (e) {
+    return { error: String(e?.message ?? e) };
+  }
+}
+
+function showTime(text, state) {
+  const el = $('estimate-time');
+  el.textContent = text;
+  el.dataset.state = state;
+}
+
+/** Estimate the form's bench a moment after the last edit (a calibration takes ~1 s). */
+function scheduleEstimate() {
+  clearTimeout(estimateTimer);
+  const next = nextStart();
+  if (!next) return showTime('', 'none');
+  const known = settled.get(estimateKey(next));
+  if (known) return showTime(known.text, 'ready');
+  showTime('Estimated time: measuring the backend’s speed…', 'pending');
+  estimateTimer = setTimeout(async () => {
+    if (engine.state.running) return;
+    const e = await estimateFor(next);
+    // Only if the form still shows that bench.
+    const now = nextStart();
+    if (!now || estimateKey(now) !== estimateKey(next)) return;
+    if (e.error) showTime(`No time estimate: ${e.error}`, 'error');
+    else showTime(e.text, 'ready');
+  }, 600);
+}
+
+/** A bench that has ended makes "keep it running?" moot. */
+function closeQuestion() {
+  const dialog = $('confirm-run');
+  if (dialog.open) dialog.close('moot');
+}
+
+/** Ask about a long bench (before it starts, or just after); resolves true to go on. */
+function confirmLong(e, running) {
+  const dialog = $('confirm-run');
+  $('confirm-title').textContent = running ? 'This bench will take a while: keep it running?' : 'Start a long bench?';
+  $('confirm-text').textContent = `${e.text} Closing or reloading the page while it runs stops it and loses its runs.`;
+  $('confirm-start').textContent = running ? `Keep running (≈ ${fmtTime(e.seconds)})` : `Start (≈ ${fmtTime(e.seconds)})`;
+  $('confirm-cancel').textContent = running ? 'Stop it' : 'Not now';
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      dialog.removeEventListener('close', onClose);
+      resolve(ok);
+    };
+    const onClose = () => done(dialog.returnValue === 'start');
+    dialog.addEventListener('close', onClose);
+    dialog.returnValue = '';
+    dialog.showModal();
+    $('confirm-start').focus();
+  });
+}
+
+// The bench Run started and whether its length was already accepted (known short, or
+// confirmed); an unknown estimate is checked when the engine reports its backend.
+let startedRun = null;
+
+/** Run: with a known estimate above CONFIRM_ABOVE_S, ask first. Without one yet, start at
+ *  once (the engine calibrates while it starts anyway) and ask when its estimate arrives. */
+async function requestRun() {
+  const next = nextStart();
+  if (!next || engine.state.running) return;
+  const key = estimateKey(next);
+  const known = settled.get(key);
+  if (known && known.seconds > CONFIRM_ABOVE_S && !(await confirmLong(known, false))) {
+    $('run').focus();
+    return;
+  }
+  const now = nextStart();
+  if (!now || estimateKey(now) !== key || engine.state.running) return;
+  startedRun = { key, accepted: Boolean(known) };
+  run();
+}
+
+/** The engine resolved the backend of the bench just started: its estimate, and the
+ *  question the user was not asked before Run. */
+function onBackendEstimate(info) {
+  const run = startedRun;
+  if (!run) return;
+  const e = estimateOf(info);
+  if (e.error) return;
+  settled.set(run.key, e);
+  estimates.set(run.key, Promise.resolve(e));
+  showTime(e.text, 'ready');
+  if (!run.accepted && e.seconds > CONFIRM_ABOVE_S) {
+    run.accepted = true;
+    confirmLong(e, true).then((keep) => {
+      if (!keep && engine.state.running) {
+        engine.cancel();
+        results.setPhase('cancelling…');
+      }
+    });
+  }
+}
 window.rdbench.state = engine.state;
 window.rdbench.engine = engine;
 window.rdbench.nextStart = nextStart;
+window.rdbench.estimateFor = estimateFor;
+window.rdbench.CONFIRM_ABOVE_S = CONFIRM_ABOVE_S;
 // Live views (Object.assign would copy a getter's value once).
 Object.defineProperties(window.rdbench, {
   firstProgress: { get: () => results.firstProgress },
+  drawn: { get: () => results.drawn },
   current: { get: () => controls?.current ?? null },
 });
 
@@ -159,7 +362,16 @@ function loadFromHash() {
 async function init() {
   $('config').addEventListener('submit', (e) => {
     e.preventDefault();
-    run();
+    requestRun();
+  });
+  // Enter in a text box would submit the form (implicit submission clicks Run): a long run
+  // must start from the Run button only.
+  $('config').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && e.target instanceof HTMLInputElement) e.preventDefault();
+  });
+  // Leaving or reloading mid-run would lose the runs in flight: the browser asks first.
+  addEventListener('beforeunload', (e) => {
+    if (engine.state.running) e.preventDefault();
   });
   $('cancel').addEventListener('click', () => {
     engine.cancel();
@@ -174,12 +386,14 @@ async function init() {
   refreshRunState();
 
   const m = await charts;
+  chartsModule = m;
   controls = createControls({
     schema: JSON.parse(m.config_schema()),
     parseConfig: (texts) => JSON.parse(m.parse_config(JSON.stringify(texts))),
     backends: BACKENDS,
     onChange: (current) => {
       showEstimate(current.config);
+      scheduleEstimate();
       refreshRunState();
     },
   });

@@ -53,6 +53,12 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
   function placeSlider(knob, slider, value) {
     if (!Number.isFinite(value)) return;
     slider.value = String(knob.slider.log ? (value > 0 ? Math.log10(value) : slider.min) : value);
+    announce(knob, slider, String(value));
+  }
+
+  /** Screen readers read the value, not the slider's position (a log slider's is an exponent). */
+  function announce(knob, slider, text) {
+    slider.setAttribute('aria-valuetext', knob.unit ? `${text} ${knob.unit}` : text);
   }
 
   function labelFor(knob, forId) {
@@ -86,6 +92,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
       slider.setAttribute('aria-label', `${knob.label} slider${knob.slider.log ? ' (log scale)' : ''}`);
       slider.addEventListener('input', () => {
         box.value = sliderToText(knob, slider);
+        announce(knob, slider, box.value);
         update(knob.key, slider);
       });
       field.append(slider);
@@ -116,6 +123,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     remove.setAttribute('aria-label', `remove learning rate ${i + 1}`);
     slider.addEventListener('input', () => {
       box.value = sliderToText(knob, slider);
+      announce(knob, slider, box.value);
       update('lrs', slider);
     });
     box.addEventListener('input', () => {

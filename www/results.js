@@ -26,7 +26,7 @@ function sizeCanvas(canvas) {
  * charts: promise of the initialised charts wasm module; banner(kind, text): the page banner;
  * timings: where load timings are recorded for tests.
  */
-export function createResults({ charts, banner, timings }) {
+export function createResults({ charts, banner, timings, onShown = () => {} }) {
   const live = { key: '', series: new Map(), step: 0, caption: '' };
   let view = null;
   let reportText = null;
@@ -39,6 +39,15 @@ export function createResults({ charts, banner, timings }) {
     $('p-phase').textContent = phase;
     $('progress').value = 0;
     $('progress-pct').textContent = '0%';
+    // Nothing of the last run may linger until the first progress of this one.
+    for (const id of ['p-runs', 'p-elapsed', 'p-eta']) $(id).textContent = '–';
+  }
+
+  /** The bench stopped (cancel, failure): nothing is in flight and there is no ETA. */
+  function stopped() {
+    $('p-eta').textContent = '–';
+    const runs = $('p-runs').textContent.replace(/, \d+ in flight$/, '');
+    $('p-runs').textContent = runs;
   }
 
   function setPhase(text) {
@@ -56,17 +65,17 @@ export function createResults({ charts, banner, timings }) {
     $('p-phase').textContent = `${p.phase} · ${p.arm} · epoch ${p.epoch}/${p.epochs} · step ${p.step}/${p.steps}`;
     $('p-runs').textContent = `${p.runs_done}/${p.runs_total} done, ${p.losses.length} in flight`;
     $('p-elapsed').textContent = fmtTime(p.elapsed_s);
-    $('p-eta').textContent = p.fraction > 0.02 ? fmtTime(p.elapsed_s * (1 - p.fraction) / p.fraction) : 'estimating…';
-    // One chart per phase and arm: a new one starts when the bench moves on.
-    const key = `${p.phase}/${p.arm}`;
-    if (live.key !== key) {
-      Object.assign(live, { key, series: new Map(), step: 0, caption: `${p.arm} ${p.phase}: minibatch loss` });
-    }
+    // A resumed bench starts at the reused runs' share: the rate is what this run has done.
+    const done = p.fraction - firstProgress.fraction;
+    $('p-eta').textContent = done > 0.02 && p.elapsed_s > 0 ? fmtTime(p.elapsed_s * (1 - p.fraction) / done) : 'estimating…';
+    // Every run of the bench stays on the chart (x = the run's own step), so the arms'
+    // losses can be compared side by side; colour = arm, sweep runs faint.
+    live.caption = 'minibatch loss of every run so far';
     live.step = (p.epoch - 1) * p.steps + p.step;
     p.losses.forEach((loss, i) => {
-      const label = `lr ${p.lrs[i]} seed ${p.seeds[i]}`;
-      if (!live.series.has(label)) live.series.set(label, []);
-      if (loss !== null) live.series.get(label).push([live.step, loss]);
+      const label = `${p.arm} ${p.phase} lr ${p.lrs[i]} seed ${p.seeds[i]}`;
+      if (!live.series.has(label)) live.series.set(label, { label, arm: p.arm, phase: p.phase, points: [] });
+      if (loss !== null) live.series.get(label).points.push([live.step, loss]);
     });
     scheduleLive();
   }
@@ -90,9 +99,9 @@ export function createResults({ charts, banner, timings }) {
     const m = await charts.catch(() => null);
     if (!m) return;
     const canvas = sizeCanvas($('live'));
-    const series = [...live.series].map(([label, points]) => ({ label, points }));
     try {
-      m.draw_losses(canvas, live.caption || 'minibatch loss', JSON.stringify(series), devicePixelRatio || 1);
+      drawnBy.live = JSON.parse(m.draw_losses(canvas, live.caption || 'minibatch loss', liveJson(), devicePixelRatio || 1));
+      describe('live');
     } catch (e) {
       console.warn(e);
     }
@@ -112,29 +121,57 @@ export function createResults({ charts, banner, timings }) {
     dl.append(div);
   }
 
-  function renderCard(c) {
+  const bytes = (b) => (b === null || b === undefined ? 'n/a' : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KiB` : `${Math.round(b)} B`);
+
+  function renderCard(c, problems) {
     const verdict = $('verdict');
-    verdict.textContent = `Verdict: ${c.verdict}`;
+    // A report whose arithmetic fails is not allowed to look like a result.
+    const unverified = problems.length > 0;
+    verdict.replaceChildren();
+    const headline = document.createElement('span');
+    headline.textContent = (unverified ? 'Unverified: ' : '') + c.headline;
+    const said = document.createElement('span');
+    said.className = 'verdict-said';
+    said.textContent = ` — report verdict “${c.verdict}”`;
+    verdict.append(headline, said);
     verdict.dataset.value = JSON.stringify(c.verdict);
-    verdict.className = `verdict ${c.verdict === 'significant win' ? 'win' : c.verdict === 'significant loss' ? 'loss' : 'none'}`;
+    verdict.dataset.outcome = c.outcome;
+    verdict.className = `verdict ${unverified ? 'unverified'
+      : c.outcome === 'significant_win' ? 'win' : c.outcome === 'significant_loss' ? 'loss'
+        : c.outcome === 'worse_not_significant' ? 'lean-loss' : 'none'}`;
+    $('card-explain').textContent = c.explanation;
+    $('card-rule').textContent = `Rule: ${c.rule}${c.alpha_from_report ? '' : ' (α is not in this report: the contract default)'}. ` +
+      `The smallest p ${c.n_pairs} pair${c.n_pairs === 1 ? '' : 's'} can give is ${c.min_p === 0 ? '0 (Monte Carlo)' : fmt(c.min_p)}.`;
+    $('card-rule').dataset.minP = String(c.min_p);
+    const plist = $('card-problem-list');
+    plist.replaceChildren(...problems.slice(0, 12).map((t) => Object.assign(document.createElement('li'), { textContent: t })));
+    if (problems.length > 12) plist.append(Object.assign(document.createElement('li'), { textContent: `… and ${problems.length - 12} more` }));
+    $('card-problems').hidden = !unverified;
     const dl = $('card-facts');
     dl.replaceChildren();
     fact(dl, 'p_value', 'p', c.p_value, `${fmt(c.p_value)} (${c.p_method})`);
-    fact(dl, 'delta_mean', 'Δ mean MSE (idea − baseline)', c.delta_mean, fmt(c.delta_mean, 6));
+    fact(dl, 'alpha', 'α', c.alpha, String(c.alpha));
+    fact(dl, 'delta_mean', 'Δ mean test MSE (idea − baseline)', c.delta_mean, fmt(c.delta_mean, 6));
     if (c.delta_ci95) fact(dl, 'delta_ci95', '95% CI of Δ', c.delta_ci95, `${fmt(c.delta_ci95[0], 6)} … ${fmt(c.delta_ci95[1], 6)}`);
     fact(dl, 'idea_wins', 'idea wins', c.idea_wins, `${c.idea_wins}/${c.n_pairs}`);
     fact(dl, 'n_pairs', 'pairs tested', c.n_pairs, String(c.n_pairs));
-    fact(dl, 'baseline_mean', 'baseline MSE', c.baseline_mean, fmt(c.baseline_mean, 6));
-    fact(dl, 'idea_mean', 'idea MSE', c.idea_mean, fmt(c.idea_mean, 6));
+    fact(dl, 'baseline_mean', 'baseline test MSE', c.baseline_mean, fmt(c.baseline_mean, 6));
+    fact(dl, 'idea_mean', 'idea test MSE', c.idea_mean, fmt(c.idea_mean, 6));
     if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, fmt(c.wilcoxon_p));
     if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, fmt(c.effect_size_dz, 2));
     fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${c.best_lr_baseline} / ${c.best_lr_idea}`);
     if (c.memory_saved_fraction !== null) {
       fact(dl, 'memory_saved_fraction', 'memory saved', c.memory_saved_fraction,
-        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states)`);
+        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states stored per minibatch: ` +
+        `${bytes(c.mean_stored_bytes)} of ${bytes(c.dense_bytes)})`);
     }
     if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, fmtTime(c.wall_time_s));
     if (c.backend !== null) fact(dl, 'backend', 'backend', c.backend, `${c.backend} — ${c.adapter}`);
+    // A resumed or mixed-backend bench says so (Resume, Continue on CPU).
+    if (c.reused_runs > 0) fact(dl, 'reused_runs', 'resumed', c.reused_runs, `${c.reused_runs} run(s) reused from a stopped bench`);
+    if (c.run_backends.length > 1) {
+      fact(dl, 'run_backends', 'runs per backend', c.run_backends, c.run_backends.map(([b, n]) => `${b} ${n}`).join(', '));
+    }
 
     const mech = $('card-mechanism');
     mech.replaceChildren();
@@ -151,7 +188,11 @@ export function createResults({ charts, banner, timings }) {
       for (const cond of c.conditions) {
         const li = document.createElement('li');
         li.className = cond.holds ? 'ok' : 'fail';
-        li.textContent = `(${cond.letter}) ${cond.detail}`;
+        // What the condition claims, then what was measured.
+        const what = document.createElement('span');
+        what.className = 'cond-what';
+        what.textContent = `(${cond.letter}) ${cond.describe}: `;
+        li.append(what, cond.detail);
         ul.append(li);
       }
       mech.append(ul);
@@ -167,25 +208,93 @@ export function createResults({ charts, banner, timings }) {
   }
 
   // ------------------------------------------------------------ charts
+  // What each chart drew (label boxes, hover points), by chart name; tests read it too.
+  const drawnBy = {};
+  const CHARTS = { per_seed: 'chart-per-seed', sweep: 'chart-sweep', mechanism: 'chart-mechanism', null: 'chart-null' };
+  const liveJson = () => JSON.stringify([...live.series.values()]);
+
+  /** The text alternative of a chart: every value it can read out, as a list. */
+  function describe(name) {
+    const list = $(`${name}-data`);
+    if (!list) return;
+    const points = drawnBy[name]?.points ?? [];
+    list.replaceChildren(...points.slice(0, 400).map((p) => Object.assign(document.createElement('li'), { textContent: p.text })));
+    if (points.length > 400) list.append(Object.assign(document.createElement('li'), { textContent: `… and ${points.length - 400} more` }));
+    const count = $(`${name}-count`);
+    if (count) count.textContent = `(${points.length} values)`;
+  }
+
   function drawCharts() {
     if (!view) return;
     const dpr = devicePixelRatio || 1;
-    const jobs = [
-      ['chart-per-seed', (c) => view.draw_per_seed(c, dpr)],
-      ['chart-sweep', (c) => view.draw_sweep(c, dpr)],
-      ['chart-mechanism', (c) => view.draw_mechanism(c, dpr)],
-      ['chart-null', (c) => view.draw_null(c, dpr)],
-    ];
-    for (const [id, draw] of jobs) {
+    for (const [name, id] of Object.entries(CHARTS)) {
       const canvas = sizeCanvas($(id));
       try {
-        draw(canvas);
+        drawnBy[name] = JSON.parse(view.draw(name, canvas, dpr));
         canvas.dataset.drawn = 'true';
+        describe(name);
       } catch (e) {
         canvas.dataset.drawn = 'false';
         banner('error', `Could not draw ${id}: ${e?.message ?? e}`);
       }
     }
+  }
+
+  /** Exact values under the pointer: the nearest drawn point within 14 px. */
+  function bindHover(name, canvas) {
+    const tip = canvas.parentElement.querySelector('.tip');
+    const hide = () => { tip.hidden = true; };
+    canvas.addEventListener('pointerleave', hide);
+    canvas.addEventListener('pointermove', (ev) => {
+      const points = drawnBy[name]?.points ?? [];
+      const dpr = canvas.width / canvas.clientWidth;
+      const x = ev.offsetX * dpr;
+      const y = ev.offsetY * dpr;
+      let best = null;
+      let bestD = (14 * dpr) ** 2;
+      for (const p of points) {
+        const d = (p.x - x) ** 2 + (p.y - y) ** 2;
+        if (d < bestD) { bestD = d; best = p; }
+      }
+      if (!best) return hide();
+      tip.textContent = best.text;
+      tip.hidden = false;
+      const left = Math.min(best.x / dpr + 10, canvas.clientWidth - tip.offsetWidth - 4);
+      tip.style.left = `${Math.max(4, left)}px`;
+      tip.style.top = `${Math.max(4, best.y / dpr - tip.offsetHeight - 8)}px`;
+    });
+  }
+
+  function save(blob, filename) {
+    const a = Object.assign(document.createElement('a'), { href: URL.createObjectURL(blob), download: filename });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  }
+
+  /** PNG (the canvas as drawn) or SVG (drawn again by the same Rust code) of one chart. */
+  async function exportChart(name, kind) {
+    const canvas = $(name === 'live' ? 'live' : CHARTS[name]);
+    if (kind === 'png') {
+      canvas.toBlob((b) => b && save(b, `rdbench-${name}.png`), 'image/png');
+      return;
+    }
+    const [w, h] = [canvas.clientWidth, canvas.clientHeight];
+    const m = await charts;
+    const svg = name === 'live' ? m.svg_losses(live.caption || 'minibatch loss', liveJson(), w, h) : view?.svg(name, w, h);
+    if (svg) save(new Blob([svg], { type: 'image/svg+xml' }), `rdbench-${name}.svg`);
+  }
+
+  let shownSource = null;
+
+  /** A report that could not be opened: said next to Load, in view, with what is still shown. */
+  function loadError(text) {
+    const box = $('load-error');
+    box.textContent = text + (shownSource ? `\nStill showing ${shownSource}: nothing was replaced.` : '');
+    box.hidden = false;
+    box.scrollIntoView({ block: 'nearest' });
+    box.focus({ preventScroll: true });
   }
 
   /** Show a report (text as the engine wrote it or as loaded); false if it cannot be read. */
@@ -195,34 +304,36 @@ export function createResults({ charts, banner, timings }) {
     try {
       next = new m.View(text);
     } catch (e) {
-      banner('error', `Could not open ${source}: ${e?.message ?? e}`);
+      loadError(`Could not open ${source}: ${e?.message ?? e}`);
       return false;
     }
+    $('load-error').hidden = true;
+    shownSource = source;
     view?.free();
     view = next;
     reportText = text;
     $('download').disabled = false;
     $('source').textContent = `Showing ${source}.`;
-    renderCard(JSON.parse(view.card_json()));
+    const problems = view.problems();
+    renderCard(JSON.parse(view.card_json()), problems);
     $('results-empty').hidden = true;
     $('charts').hidden = false;
-    const problems = view.problems();
-    if (problems.length) banner('warn', `This report's numbers do not all add up:\n${problems.slice(0, 6).join('\n')}`);
-    else if (source !== 'this run') banner(null);
+    if (source !== 'this run') banner(null);
     drawCharts();
     timings.chartDrawn = performance.now();
     document.body.dataset.report = 'shown';
+    onShown(text, source);
     return true;
   }
 
   async function loadFile(file) {
     if (!file) return;
-    if (file.size > 64 * 1024 * 1024) return banner('error', `${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MB: too large for a report.`);
+    if (file.size > 64 * 1024 * 1024) return loadError(`${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MB: too large for a report.`);
     let text;
     try {
       text = await file.text();
     } catch (e) {
-      return banner('error', `Could not read ${file.name}: ${e?.message ?? e}`);
+      return loadError(`Could not read ${file.name}: ${e?.message ?? e}`);
     }
     await showReport(text, file.name);
   }
@@ -240,6 +351,8 @@ export function createResults({ charts, banner, timings }) {
 
   function bind() {
     $('download').addEventListener('click', download);
+    // A real button (a <label> for a hidden input is not reachable with Tab).
+    $('load-button').addEventListener('click', () => $('load-file').click());
     $('load-file').addEventListener('change', (e) => { loadFile(e.target.files[0]); e.target.value = ''; });
     $('load-example').addEventListener('click', async () => {
       try {
@@ -247,7 +360,7 @@ export function createResults({ charts, banner, timings }) {
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
         await showReport(await r.text(), 'the seed report (www/examples/seed_bench_report.json)');
       } catch (e) {
-        banner('error', `Could not fetch the example: ${e?.message ?? e}`);
+        loadError(`Could not fetch the example: ${e?.message ?? e}`);
       }
     });
     document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
@@ -257,14 +370,25 @@ export function createResults({ charts, banner, timings }) {
       document.body.classList.remove('dragging');
       loadFile(e.dataTransfer?.files?.[0]);
     });
+    for (const [name, id] of [...Object.entries(CHARTS), ['live', 'live']]) bindHover(name, $(id));
+    for (const b of document.querySelectorAll('button[data-export]')) {
+      b.addEventListener('click', () => exportChart(b.dataset.chart, b.dataset.export));
+    }
+    // Redraw whenever a chart's box changes size (window resize, a scrollbar appearing, the
+    // layout switching to one column): a canvas drawn for another width would be stretched.
     let resizeTimer;
-    addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 200); });
+    const redraw = () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 120); };
+    const observer = new ResizeObserver(redraw);
+    for (const c of document.querySelectorAll('canvas.chart')) observer.observe(c);
     drawLive();
   }
 
   bind();
   return {
-    resetRun, setPhase, setBackend, progress, finished, showReport,
+    resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
+    drawn: drawnBy,
+    /** The report shown now: {text, source}, or null. */
+    get shown() { return reportText ? { text: reportText, source: shownSource } : null; },
   };
 }

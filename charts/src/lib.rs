@@ -5,6 +5,7 @@
 //! uses plotters-canvas (`web` module), the tests render SVG.
 
 pub mod card;
+pub mod layout;
 pub mod live;
 pub mod mechanism;
 pub mod null;
@@ -16,7 +17,30 @@ pub mod sweep;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
+use layout::Hover;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingBackend};
 use rdbench::report::{Report, validate_json};
+use style::Scale;
+
+/// The report charts, by the name the page and the tests use.
+pub const CHARTS: [&str; 4] = ["per_seed", "sweep", "mechanism", "null"];
+
+/// Draw the report chart `name` of `r` on `area`; returns its hover points.
+pub fn draw_chart<DB: DrawingBackend>(
+    name: &str,
+    area: &DrawingArea<DB, Shift>,
+    r: &Report,
+    s: Scale,
+) -> Result<Vec<Hover>, String> {
+    match name {
+        "per_seed" => per_seed::draw(area, r, s),
+        "sweep" => sweep::draw(area, r, s),
+        "mechanism" => mechanism::draw(area, r, s),
+        "null" => null::draw(area, r, s),
+        other => Err(format!("no chart named {other:?} (charts: {})", CHARTS.join(", "))),
+    }
+}
 
 /// A loaded report and what the validator said about it.
 #[derive(Debug)]

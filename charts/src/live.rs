@@ -1,6 +1,8 @@
-//! The live loss chart: minibatch loss of every run in flight, drawn while the bench runs.
+//! The live loss chart: minibatch loss of every run in flight, kept for the whole bench so
+//! the two arms' losses stand side by side (colour = arm; sweep runs faint, full runs solid).
 
-use crate::style::{INK, Scale, integer, legend, log_ticks, mesh, range, series};
+use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
+use crate::style::{BASELINE, IDEA, MUTED, Scale, exact, integer, range, series};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Deserialize;
@@ -8,55 +10,105 @@ use serde::Deserialize;
 /// One run's loss trace.
 #[derive(Debug, Deserialize)]
 pub struct Series {
-    /// Legend label.
+    /// Label (e.g. "idea full lr 0.01 seed 3").
     pub label: String,
+    /// "baseline" or "idea" (colours the line); anything else gets a palette colour.
+    #[serde(default)]
+    pub arm: Option<String>,
+    /// "sweep" or "full" (sweep lines are drawn faint).
+    #[serde(default)]
+    pub phase: Option<String>,
     /// (step, loss) points.
     pub points: Vec<(f64, f64)>,
 }
 
-/// Draw `runs` (at most the first 12 get legend entries) with a caption.
+impl Series {
+    fn color(&self, i: usize) -> RGBAColor {
+        let base = match self.arm.as_deref() {
+            Some("baseline") => BASELINE,
+            Some("idea") => IDEA,
+            _ => series(i),
+        };
+        base.mix(if self.phase.as_deref() == Some("sweep") { 0.45 } else { 1.0 })
+    }
+
+    /// The legend group: arm and phase when known, else the run's own label.
+    fn group(&self) -> String {
+        match (&self.arm, &self.phase) {
+            (Some(a), Some(p)) => format!("{a} {p}"),
+            _ => self.label.clone(),
+        }
+    }
+}
+
+/// Draw `runs` with a caption; returns the hover points (each run's last point).
 pub fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     caption: &str,
     runs: &[Series],
     s: Scale,
-) -> Result<(), String> {
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("loss chart: {e:?}");
-    area.fill(&WHITE).map_err(e)?;
+) -> Result<Vec<Hover>, String> {
+    let e = err("loss chart");
+    area.fill(&WHITE).map_err(&e)?;
     if runs.iter().all(|r| r.points.is_empty()) {
-        area.draw(&Text::new(caption.to_string(), (s.i(12.0), s.i(10.0)), s.bold(14.0))).map_err(e)?;
         let msg = "No run in flight: the loss of every run appears here while the bench trains.";
-        area.draw(&Text::new(msg, (s.i(12.0), s.i(40.0)), s.font(12.0).color(&INK))).map_err(e)?;
-        return Ok(());
+        header(area, caption, &[Item::new(Key::Note, msg)], s)?;
+        return Ok(Vec::new());
     }
-    let xmax = runs.iter().flat_map(|r| r.points.iter().map(|p| p.0)).fold(1.0, f64::max);
-    let (ylo, yhi) = range(runs.iter().flat_map(|r| r.points.iter().map(|p| p.1)), true);
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, s.bold(14.0))
-        .margin(s.px(8.0))
-        .x_label_area_size(s.px(34.0))
-        .y_label_area_size(s.px(64.0))
-        .build_cartesian_2d(0f64..xmax, (ylo..yhi).log_scale())
-        .map_err(e)?;
-    mesh(&mut chart.configure_mesh(), s)
-        .x_desc("training step")
-        .y_desc("minibatch loss")
-        .x_label_formatter(&integer)
-        .y_label_formatter(&log_ticks(ylo, yhi))
-        .draw()
-        .map_err(e)?;
-    for (i, run) in runs.iter().enumerate() {
-        let color = series(i);
-        let pts = run.points.iter().copied().filter(|p| p.1.is_finite() && p.1 > 0.0);
-        let drawn = chart.draw_series(LineSeries::new(pts, color.stroke_width(s.px(1.3)))).map_err(e)?;
-        if i < 12 {
-            drawn
-                .label(run.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2)));
+    // One legend entry per group (arm and phase), with its run count; at most 12.
+    let mut groups: Vec<(String, RGBAColor, usize)> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let g = r.group();
+        match groups.iter_mut().find(|x| x.0 == g) {
+            Some(x) => x.2 += 1,
+            None => groups.push((g, r.color(i), 1)),
         }
     }
-    if !runs.is_empty() {
-        legend(&mut chart, s).map_err(e)?;
+    let mut items: Vec<Item> = groups
+        .iter()
+        .take(12)
+        .map(|(g, c, n)| {
+            Item::new(Key::Line(*c, 2.0, false), if *n > 1 { format!("{g} ({n} runs)") } else { g.clone() })
+        })
+        .collect();
+    if groups.len() > 12 {
+        items.push(Item::new(Key::Note, format!("and {} more", groups.len() - 12)));
     }
-    Ok(())
+    let rest = header(area, caption, &items, s)?;
+    let xmax = runs.iter().flat_map(|r| r.points.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let (ylo, yhi) = range(runs.iter().flat_map(|r| r.points.iter().map(|p| p.1)), true);
+    let mut chart = ChartBuilder::on(&rest)
+        .margin_left(s.px(6.0))
+        .margin_right(s.px(16.0))
+        .margin_bottom(s.px(4.0))
+        .x_label_area_size(s.px(36.0))
+        .y_label_area_size(s.px(62.0))
+        .build_cartesian_2d(0f64..xmax, (ylo..yhi).log_scale())
+        .map_err(&e)?;
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("training step of the run")
+        .y_desc("minibatch loss")
+        .x_labels(fit(w, 60.0, s))
+        .x_label_formatter(&integer)
+        .y_label_formatter(&|_| String::new())
+        .label_style(s.font(11.5))
+        .axis_desc_style(s.font(12.0))
+        .light_line_style(MUTED.mix(0.15))
+        .bold_line_style(MUTED.mix(0.3))
+        .draw()
+        .map_err(&e)?;
+    place_labels(area, &chart, Axis::Y, &log_candidates(ylo, yhi, &[]), 0.0, fit(h, 22.0, s), s)?;
+    let mut points = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let color = run.color(i);
+        let pts: Vec<(f64, f64)> = run.points.iter().copied().filter(|p| p.1.is_finite() && p.1 > 0.0).collect();
+        chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(s.px(1.3)))).map_err(&e)?;
+        if let Some(&last) = pts.last() {
+            points.push(hover(&chart, last, format!("{}: step {}, loss {}", run.label, last.0, exact(last.1))));
+        }
+    }
+    Ok(points)
 }

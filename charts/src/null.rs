@@ -1,7 +1,8 @@
 //! Chart 4: the sign-flip null distribution of the mean paired difference, with the
 //! observed value (and its mirror) marked; the bins as extreme as it are shaded.
 
-use crate::style::{INK, LOSS, MUTED, Scale, legend, linear_ticks, mesh, tick};
+use crate::layout::{Hover, Item, Key, err, fit, header, hover};
+use crate::style::{INK, LOSS, MUTED, Scale, exact, linear_ticks, mesh, tick};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench::report::Report;
@@ -35,18 +36,22 @@ pub fn null_of(diffs: &[f64]) -> (Vec<f64>, bool) {
     (sample, false)
 }
 
-/// Draw on `area`.
-pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<(), String> {
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("null chart: {e:?}");
-    area.fill(&WHITE).map_err(e)?;
+/// Draw on `area`; returns the hover points.
+pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
+    let e = err("null chart");
+    area.fill(&WHITE).map_err(&e)?;
     let diffs: Vec<f64> = r.comparison.per_seed_diffs.iter().flatten().copied().collect();
     if diffs.is_empty() {
-        area.draw(&Text::new("No complete pairs: no null distribution.", (s.i(12.0), s.i(20.0)), s.font(13.0)))
-            .map_err(e)?;
-        return Ok(());
+        header(
+            area,
+            "Sign-flip null of the mean diff",
+            &[Item::new(Key::Note, "No complete pairs: no null distribution.")],
+            s,
+        )?;
+        return Ok(Vec::new());
     }
     let obs = diffs.iter().sum::<f64>() / diffs.len() as f64;
-    let (null, exact) = null_of(&diffs);
+    let (null, is_exact) = null_of(&diffs);
     let span = null.iter().fold(obs.abs(), |a, v| a.max(v.abs())).max(1e-12) * 1.05;
     let bins = 41usize;
     let width = 2.0 * span / bins as f64;
@@ -55,24 +60,37 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         counts[(((v + span) / width) as usize).min(bins - 1)] += 1;
     }
     let total = null.len() as f64;
-    let ymax = counts.iter().copied().max().unwrap_or(1) as f64 / total * 1.15;
-    let caption =
-        format!("Sign-flip null of the mean diff ({}, {} values)", if exact { "exact" } else { "sampled" }, null.len());
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, s.bold(15.0))
-        .margin(s.px(10.0))
+    let ymax = counts.iter().copied().max().unwrap_or(1) as f64 / total * 1.12;
+    let p = r.comparison.p_value.map_or("n/a".into(), |p| format!("{p:.4}"));
+    let items = [
+        Item::new(Key::Line(INK.to_rgba(), 2.0, false), format!("observed {}", tick(obs))),
+        Item::new(Key::Line(INK.to_rgba(), 1.0, true), "mirror (two-sided)"),
+        Item::new(Key::Swatch(LOSS.mix(0.55)), format!("as extreme (p = {p})")),
+    ];
+    let title = format!(
+        "Sign-flip null of the mean diff ({}, {} values)",
+        if is_exact { "exact" } else { "sampled" },
+        null.len()
+    );
+    let rest = header(area, &title, &items, s)?;
+    let mut chart = ChartBuilder::on(&rest)
+        .margin_left(s.px(6.0))
+        .margin_right(s.px(18.0))
+        .margin_bottom(s.px(6.0))
         .x_label_area_size(s.px(40.0))
-        .y_label_area_size(s.px(60.0))
+        .y_label_area_size(s.px(52.0))
         .build_cartesian_2d(-span..span, 0f64..ymax)
-        .map_err(e)?;
+        .map_err(&e)?;
+    let (w, h) = chart.plotting_area().dim_in_pixel();
     mesh(&mut chart.configure_mesh(), s)
-        .x_desc("mean(idea - baseline) under random sign flips")
+        .x_desc("mean(idea − baseline) under random sign flips")
         .y_desc("share")
-        .x_labels(7)
+        .x_labels(fit(w, 70.0, s))
+        .y_labels(fit(h, 28.0, s))
         .x_label_formatter(&linear_ticks(-span, span))
         .y_label_formatter(&|y| format!("{y:.2}"))
         .draw()
-        .map_err(e)?;
+        .map_err(&e)?;
     let threshold = obs.abs() * (1.0 - 1e-12);
     chart
         .draw_series(counts.iter().enumerate().map(|(i, &c)| {
@@ -81,12 +99,10 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             let color = if mid.abs() >= threshold { LOSS.mix(0.55) } else { MUTED.mix(0.6) };
             Rectangle::new([(x0, 0.0), (x0 + width * 0.92, c as f64 / total)], color.filled())
         }))
-        .map_err(e)?;
+        .map_err(&e)?;
     chart
         .draw_series(std::iter::once(PathElement::new(vec![(obs, 0.0), (obs, ymax)], INK.stroke_width(s.px(2.0)))))
-        .map_err(e)?
-        .label(format!("observed {}", tick(obs)))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], INK.stroke_width(2)));
+        .map_err(&e)?;
     chart
         .draw_series(DashedLineSeries::new(
             vec![(-obs, 0.0), (-obs, ymax)],
@@ -94,15 +110,21 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             s.px(4.0),
             INK.stroke_width(s.px(1.0)),
         ))
-        .map_err(e)?
-        .label("mirror (two-sided)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], INK.stroke_width(1)));
-    let p = r.comparison.p_value.map_or("n/a".into(), |p| format!("{p:.4}"));
-    chart
-        .draw_series(std::iter::once(Rectangle::new([(-span, 0.0), (-span, 0.0)], LOSS.mix(0.55).filled())))
-        .map_err(e)?
-        .label(format!("as extreme (p = {p})"))
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], LOSS.mix(0.55).filled()));
-    legend(&mut chart, s).map_err(e)?;
-    Ok(())
+        .map_err(&e)?;
+    let mut points: Vec<Hover> = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, &c)| {
+            let x0 = -span + i as f64 * width;
+            let share = c as f64 / total;
+            hover(
+                &chart,
+                (x0 + width / 2.0, share),
+                format!("{} to {}: share {share:.4}", exact(x0), exact(x0 + width)),
+            )
+        })
+        .collect();
+    points.push(hover(&chart, (obs, ymax * 0.95), format!("observed mean diff {}, p = {p}", exact(obs))));
+    Ok(points)
 }

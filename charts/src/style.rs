@@ -79,11 +79,25 @@ pub fn tick(v: f64) -> String {
     }
     let mag = v.abs().log10().floor() as i32;
     if !(-4..3).contains(&mag) {
-        return format!("{v:.1e}");
+        // "1e-5", "2.5e-7": no trailing ".0".
+        return format!("{v:.1e}").replace(".0e", "e");
     }
     let decimals = (3 - mag).max(0) as usize;
     let s = format!("{v:.decimals$}");
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
+/// A value for a read-out: six significant digits (exponent form below 1e-4).
+pub fn exact(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{v:.5e}");
+    }
+    let decimals = (5 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
 }
 
 /// Tick labels for a linear axis spanning `lo..hi`: as many decimals as the span needs,
@@ -135,25 +149,6 @@ where
         .bold_line_style(MUTED.mix(0.3))
 }
 
-/// The legend box every chart shares (upper right).
-pub fn legend<'a, DB, CT>(
-    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
-    s: Scale,
-) -> Result<(), plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>>
-where
-    DB: plotters::backend::DrawingBackend + 'a,
-    CT: plotters::coord::CoordTranslate,
-{
-    use plotters::style::{Color, WHITE};
-    chart
-        .configure_series_labels()
-        .position(plotters::chart::SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(MUTED)
-        .label_font(s.font(11.0))
-        .draw()
-}
-
 /// Integer labels only (fractional tick positions stay blank).
 pub fn integer(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-6 { format!("{}", v.round() as i64) } else { String::new() }
@@ -171,6 +166,7 @@ mod tests {
         assert_eq!(tick(1.5), "1.5");
         assert_eq!(tick(12.0), "12");
         assert_eq!(tick(0.00001234), "1.2e-5");
+        assert_eq!(tick(0.00001), "1e-5");
         assert_eq!(tick(-0.001), "-0.001");
         assert_eq!(log_tick(0.002), "0.002");
         assert_eq!(log_tick(0.003), "");

@@ -1,20 +1,45 @@
 //! wasm-bindgen API for the page thread: load a report, get its card, draw its charts on
-//! canvases (plotters-canvas), and draw the live loss chart.
+//! canvases (plotters-canvas) or as SVG text (export), and draw the live loss chart. Every
+//! draw returns what it drew: the label boxes (tests check them) and the hover points.
 
+use crate::layout::{Drawn, Hover, Recorder};
 use crate::style::Scale;
-use crate::{card, live, load, mechanism, null, per_seed, sweep};
+use crate::{card, draw_chart, live, load};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-fn area(canvas: HtmlCanvasElement) -> Result<DrawingArea<CanvasBackend, plotters::coord::Shift>, JsError> {
+/// Draw with `f` on `canvas` through a label recorder; the drawn boxes and hover points as JSON.
+fn on_canvas(
+    canvas: HtmlCanvasElement,
+    f: impl FnOnce(&DrawingArea<Recorder<CanvasBackend>, Shift>) -> Result<Vec<Hover>, String>,
+) -> Result<String, JsError> {
     let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| JsError::new("canvas has no 2d context"))?;
-    Ok(backend.into_drawing_area())
+    let (rec, log) = Recorder::new(backend);
+    let area = rec.into_drawing_area();
+    let points = f(&area).map_err(|e| JsError::new(&e))?;
+    area.present().map_err(|e| JsError::new(&format!("{e:?}")))?;
+    drop(area);
+    let mut drawn: Drawn = log.borrow().clone();
+    drawn.points = points;
+    Ok(serde_json::to_string(&drawn).expect("drawn serialises"))
 }
 
-fn js(r: Result<(), String>) -> Result<(), JsError> {
-    r.map_err(|e| JsError::new(&e))
+/// Draw with `f` as an SVG document of `width` x `height` CSS pixels.
+fn as_svg(
+    width: u32,
+    height: u32,
+    f: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<Vec<Hover>, String>,
+) -> Result<String, JsError> {
+    let mut out = String::new();
+    {
+        let area = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+        f(&area).map_err(|e| JsError::new(&e))?;
+        area.present().map_err(|e| JsError::new(&format!("{e:?}")))?;
+    }
+    Ok(out)
 }
 
 /// A loaded report.
@@ -41,32 +66,47 @@ impl View {
         serde_json::to_string(&card::card(&self.loaded.report)).expect("card serialises")
     }
 
-    /// Chart 1.
-    pub fn draw_per_seed(&self, canvas: HtmlCanvasElement, dpr: f64) -> Result<(), JsError> {
-        js(per_seed::draw(&area(canvas)?, &self.loaded.report, Scale(dpr)))
+    /// Draw chart `name` ("per_seed", "sweep", "mechanism", "null") on `canvas`; returns
+    /// `{width, height, labels: [{text, x0, y0, x1, y1}], points: [{x, y, text}]}` JSON.
+    pub fn draw(&self, name: &str, canvas: HtmlCanvasElement, dpr: f64) -> Result<String, JsError> {
+        on_canvas(canvas, |a| draw_chart(name, a, &self.loaded.report, Scale(dpr)))
     }
 
-    /// Chart 2.
-    pub fn draw_sweep(&self, canvas: HtmlCanvasElement, dpr: f64) -> Result<(), JsError> {
-        js(sweep::draw(&area(canvas)?, &self.loaded.report, Scale(dpr)))
-    }
-
-    /// Chart 3.
-    pub fn draw_mechanism(&self, canvas: HtmlCanvasElement, dpr: f64) -> Result<(), JsError> {
-        js(mechanism::draw(&area(canvas)?, &self.loaded.report, Scale(dpr)))
-    }
-
-    /// Chart 4.
-    pub fn draw_null(&self, canvas: HtmlCanvasElement, dpr: f64) -> Result<(), JsError> {
-        js(null::draw(&area(canvas)?, &self.loaded.report, Scale(dpr)))
+    /// Chart `name` as an SVG document of `width` x `height` pixels.
+    pub fn svg(&self, name: &str, width: u32, height: u32) -> Result<String, JsError> {
+        as_svg(width, height, |a| draw_chart(name, a, &self.loaded.report, Scale(1.0)))
     }
 }
 
-/// Draw the live loss chart from `series_json` (`[{label, points: [[step, loss], ..]}, ..]`).
+fn series(series_json: &str) -> Result<Vec<live::Series>, JsError> {
+    serde_json::from_str(series_json).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Draw the live loss chart from `series_json` (`[{label, arm, phase, points: [[step, loss], ..]}, ..]`);
+/// returns what was drawn, as [`View::draw`] does.
 #[wasm_bindgen]
-pub fn draw_losses(canvas: HtmlCanvasElement, caption: &str, series_json: &str, dpr: f64) -> Result<(), JsError> {
-    let runs: Vec<live::Series> = serde_json::from_str(series_json).map_err(|e| JsError::new(&e.to_string()))?;
-    js(live::draw(&area(canvas)?, caption, &runs, Scale(dpr)))
+pub fn draw_losses(canvas: HtmlCanvasElement, caption: &str, series_json: &str, dpr: f64) -> Result<String, JsError> {
+    let runs = series(series_json)?;
+    on_canvas(canvas, |a| live::draw(a, caption, &runs, Scale(dpr)))
+}
+
+/// The live loss chart as an SVG document.
+#[wasm_bindgen]
+pub fn svg_losses(caption: &str, series_json: &str, width: u32, height: u32) -> Result<String, JsError> {
+    let runs = series(series_json)?;
+    as_svg(width, height, |a| live::draw(a, caption, &runs, Scale(1.0)))
+}
+
+/// The smallest two-sided sign-flip p that `n_pairs` pairs can give (see `card::min_reachable_p`).
+#[wasm_bindgen]
+pub fn min_reachable_p(n_pairs: usize) -> f64 {
+    card::min_reachable_p(n_pairs)
+}
+
+/// The fewest pairs that can reach p < `alpha` (undefined when alpha is not in (0, 1)).
+#[wasm_bindgen]
+pub fn pairs_needed(alpha: f64) -> Option<usize> {
+    card::pairs_needed(alpha)
 }
 
 /// The configuration schema (knobs, presets, defaults) as JSON: the page builds its controls

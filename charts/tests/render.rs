@@ -1,21 +1,38 @@
 //! Render every chart of real reports to SVG and check what was drawn.
 
 use plotters::prelude::*;
+use rdbench::report::Report;
+use rdbench_charts::layout::{Drawn, Hover, Recorder};
 use rdbench_charts::style::Scale;
-use rdbench_charts::{card, live, load, mechanism, null, per_seed, sweep};
+use rdbench_charts::{CHARTS, card, draw_chart, live, load, mechanism, null, per_seed, sweep};
 
 fn reference() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../www/examples/seed_bench_report.json")).unwrap()
 }
 
-fn svg(draw: impl Fn(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<(), String>) -> String {
+fn quick() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick_report.json")).unwrap()
+}
+
+type Area<'a> = DrawingArea<Recorder<SVGBackend<'a>>, plotters::coord::Shift>;
+
+/// Draw at `size` into SVG text, recording every label box.
+fn svg_at(size: (u32, u32), draw: impl Fn(&Area) -> Result<Vec<Hover>, String>) -> (String, Drawn) {
     let mut out = String::new();
+    let drawn;
     {
-        let area = SVGBackend::with_string(&mut out, (640, 400)).into_drawing_area();
-        draw(&area).unwrap();
+        let (rec, log) = Recorder::new(SVGBackend::with_string(&mut out, size));
+        let area = rec.into_drawing_area();
+        let points = draw(&area).unwrap();
         area.present().unwrap();
+        drop(area);
+        drawn = Drawn { points, ..log.borrow().clone() };
     }
-    out
+    (out, drawn)
+}
+
+fn svg(draw: impl Fn(&Area) -> Result<Vec<Hover>, String>) -> String {
+    svg_at((640, 400), draw).0
 }
 
 #[test]
@@ -89,9 +106,142 @@ fn bad_files_get_clear_errors() {
 #[test]
 fn live_chart_draws_runs() {
     let runs = vec![
-        live::Series { label: "lr 0.01 seed 0".into(), points: vec![(0.0, 0.5), (1.0, 0.2), (2.0, 0.1)] },
-        live::Series { label: "lr 0.003 seed 0".into(), points: vec![(0.0, 0.5), (1.0, f64::NAN)] },
+        live::Series {
+            label: "lr 0.01 seed 0".into(),
+            arm: None,
+            phase: None,
+            points: vec![(0.0, 0.5), (1.0, 0.2), (2.0, 0.1)],
+        },
+        live::Series {
+            label: "lr 0.003 seed 0".into(),
+            arm: None,
+            phase: None,
+            points: vec![(0.0, 0.5), (1.0, f64::NAN)],
+        },
     ];
     let out = svg(|a| live::draw(a, "baseline sweep", &runs, Scale(1.0)));
     assert!(out.contains("lr 0.01 seed 0") && out.contains("baseline sweep"));
+}
+
+/// Both arms and both phases stay on the live chart: one legend entry per arm and phase.
+#[test]
+fn live_chart_keeps_both_arms() {
+    let run = |arm: &str, phase: &str, seed: u64, scale: f64| live::Series {
+        label: format!("{arm} {phase} seed {seed}"),
+        arm: Some(arm.into()),
+        phase: Some(phase.into()),
+        points: (0..200).map(|i| (i as f64, scale * (0.5 / (1.0 + i as f64)))).collect(),
+    };
+    let runs: Vec<live::Series> = (0..3)
+        .flat_map(|s| [run("baseline", "sweep", s, 1.0), run("idea", "sweep", s, 2.0), run("baseline", "full", s, 0.7)])
+        .collect();
+    for size in SIZES {
+        let (out, drawn) = svg_at(size.0, |a| live::draw(a, "minibatch loss", &runs, size.1));
+        for g in ["baseline sweep (3 runs)", "idea sweep (3 runs)", "baseline full (3 runs)"] {
+            assert!(out.contains(g), "{g} missing at {size:?}");
+        }
+        assert_eq!(drawn.points.len(), runs.len(), "one read-out per run");
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "live chart at {size:?}: {problems:#?}");
+    }
+}
+
+/// Desktop, phone, and a high-dpr phone (canvas pixels, scale).
+const SIZES: [((u32, u32), Scale); 4] =
+    [((640, 360), Scale(1.0)), ((900, 480), Scale(1.0)), ((340, 360), Scale(1.0)), ((680, 720), Scale(2.0))];
+
+/// Reports at the edges of what a bench can produce: many seeds with nearly equal values,
+/// a wide lr grid, values over many decades, diverged runs, many probe traces.
+fn extreme_reports() -> Vec<(&'static str, Report)> {
+    let q = load(&quick()).unwrap().report;
+    let mut out = vec![("seed report", load(&reference()).unwrap().report), ("quick report", q.clone())];
+
+    let mut many = q.clone();
+    let n = 64;
+    many.baseline.full.per_seed = (0..n).map(|i| Some(0.01 + 1e-6 * i as f64)).collect();
+    many.idea.per_seed = (0..n).map(|i| Some(if i == 5 { 0.0194 } else { 0.01 + 1.3e-6 * i as f64 })).collect();
+    many.comparison.per_seed_diffs = many
+        .baseline
+        .full
+        .per_seed
+        .iter()
+        .zip(&many.idea.per_seed)
+        .map(|(b, x)| Some(x.unwrap() - b.unwrap()))
+        .collect();
+    many.comparison.n_pairs = n;
+    many.baseline.full.mean = Some(0.01003);
+    many.idea.mean = Some(0.0194);
+    if let Some(m) = many.mechanism.as_mut() {
+        let t = m.traces[0].clone();
+        m.traces = (0..16).map(|s| rdbench::idea::mechanism::ProbeTrace { seed: s, ..t.clone() }).collect();
+    }
+    out.push(("64 close seeds", many));
+
+    let mut wide = q.clone();
+    let lrs: Vec<f64> = (0..12).map(|i| 1e-5 * 10f64.powf(i as f64 * 5.0 / 11.0)).collect();
+    let lrs: Vec<f64> = lrs.iter().map(|v| format!("{v:.1e}").parse().unwrap()).collect();
+    wide.baseline.sweep = lrs
+        .iter()
+        .enumerate()
+        .map(|(i, &lr)| rdbench::report::SweepEntry {
+            cfg: rdbench::report::Cfg { lr },
+            mean: if i == 11 { None } else { Some(10f64.powi(-(i as i32) % 9 - 1)) },
+        })
+        .collect();
+    wide.idea_sweep = lrs
+        .iter()
+        .enumerate()
+        .map(|(i, lr)| (format!("{lr}"), rdbench::report::SweepMean { mean: Some(3.0 * 10f64.powi(-(i as i32) % 7)) }))
+        .collect();
+    wide.baseline.full.per_seed = vec![Some(1e-8), None, Some(10.0), Some(2e-3)];
+    wide.idea.per_seed = vec![Some(5.0), Some(1e-3), None, Some(2.1e-3)];
+    wide.comparison.per_seed_diffs = vec![Some(5.0), None, None, Some(1e-4)];
+    wide.comparison.n_pairs = 2;
+    wide.baseline.full.mean = None;
+    out.push(("wide ranges, diverged runs", wide));
+    out
+}
+
+/// Every chart, every report, every size: no drawn label overlaps another or leaves the canvas.
+#[test]
+fn labels_neither_overlap_nor_clip() {
+    for (name, r) in extreme_reports() {
+        for chart in CHARTS {
+            for (size, s) in SIZES {
+                let (_, drawn) = svg_at(size, |a| draw_chart(chart, a, &r, s));
+                let problems = drawn.label_problems();
+                assert!(problems.is_empty(), "{chart} of {name} at {size:?} x{}: {problems:#?}", s.0);
+                assert!(!drawn.labels.is_empty(), "{chart} of {name}: nothing recorded");
+            }
+        }
+    }
+}
+
+/// The recorder sees overlaps: two labels drawn at the same place are reported.
+#[test]
+fn the_label_check_can_fail() {
+    let (_, drawn) = svg_at((200, 100), |a| {
+        let f = ("sans-serif", 14).into_font();
+        a.draw(&Text::new("overlap", (10, 10), f.clone())).unwrap();
+        a.draw(&Text::new("overlap", (14, 12), f.clone())).unwrap();
+        a.draw(&Text::new("clipped at the right edge", (150, 60), f)).unwrap();
+        Ok(Vec::new())
+    });
+    let p = drawn.label_problems();
+    assert!(p.iter().any(|p| p.contains("overlaps")), "{p:?}");
+    assert!(p.iter().any(|p| p.contains("leaves")), "{p:?}");
+}
+
+/// The sweep chart labels every grid lr and shows each sweep seed's point.
+#[test]
+fn sweep_labels_every_lr_and_shows_the_seeds() {
+    let r = load(&quick()).unwrap().report;
+    let (_, drawn) = svg_at((640, 360), |a| sweep::draw(a, &r, Scale(1.0)));
+    for lr in ["0.003", "0.01", "0.03"] {
+        assert!(drawn.labels.iter().any(|l| l.text == lr), "no label at lr {lr}: {:?}", drawn.labels);
+    }
+    let seeds = drawn.points.iter().filter(|p| p.text.contains("sweep seed")).count();
+    assert_eq!(seeds, 2 * 3 * 2, "2 arms x 3 lrs x 2 sweep seeds");
+    let y_labels = drawn.labels.iter().filter(|l| l.x1 < 80 && l.text.parse::<f64>().is_ok()).count();
+    assert!(y_labels >= 3, "log y axis has {y_labels} labels");
 }

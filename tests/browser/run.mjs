@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { createAppServer } from '../../scripts/serve.mjs';
+import { instrumentTests } from './instrument.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -184,6 +185,8 @@ async function canvasesDrawn(page) {
 let cpuBrowser;
 const TINY = { seeds: 2, sweep: 1, lrs: [0.01], epochs: 1, batch: 64, hidden: 8, backend: 'cpu' };
 
+instrumentTests({ test, assert, openPage, browser: () => cpuBrowser, ROOT, ARTIFACTS, REFERENCE, setField });
+
 test('the page paints at once and draws the seed report', async () => {
   const page = await openPage(cpuBrowser);
   const paint = await page.evaluate(() => performance.getEntriesByType('paint').map((e) => [e.name, e.startTime]));
@@ -260,9 +263,16 @@ test('lr list: Run stays off while any lr is invalid, and the run sends exactly 
   // Run sends exactly that config.
   await page.selectOption('#backend', 'cpu');
   await page.click('#run');
+  // A long bench asks first when its estimate is known, else once the engine has measured
+  // it (the page's confirmation): this one is stopped either way.
+  await page.waitForFunction(() => window.rdbench.state.sent.length > 0 || document.getElementById('confirm-run').open, null, { timeout: 60_000 });
+  if (await page.evaluate(() => document.getElementById('confirm-run').open)) await page.click('#confirm-start');
+  await page.waitForFunction(() => window.rdbench.state.sent.length > 0, null, { timeout: 60_000 });
   const sent = await page.evaluate(() => window.rdbench.state.sent.at(-1));
   assert(same(sent.config, next.config) && sent.backend === 'cpu', `sent ${JSON.stringify(sent)}`);
-  await page.click('#cancel');
+  await page.waitForFunction(() => window.rdbench.state.backendInfo || !window.rdbench.state.running, null, { timeout: 60_000 });
+  if (await page.evaluate(() => document.getElementById('confirm-run').open)) await page.click('#confirm-cancel');
+  else await page.click('#cancel');
   await page.waitForFunction(() => ['cancelled', 'done'].includes(document.getElementById('p-phase').textContent), null, { timeout: 120_000 });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
@@ -426,24 +436,24 @@ test('presets come from the schema and set every control', async () => {
 test('malformed and hostile report files give clear errors and no markup', async () => {
   const page = await openPage(cpuBrowser);
   await page.setInputFiles('#load-file', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"bench_version": 1, ') });
-  await page.waitForFunction(() => !document.getElementById('banner').hidden);
-  let text = await page.textContent('#banner');
-  assert(text.includes('broken.json') && text.includes('not valid JSON'), `banner: ${text}`);
+  await page.waitForFunction(() => !document.getElementById('load-error').hidden);
+  let text = await page.textContent('#load-error');
+  assert(text.includes('broken.json') && text.includes('not valid JSON'), `load error: ${text}`);
   await page.setInputFiles('#load-file', { name: 'array.json', mimeType: 'application/json', buffer: Buffer.from('[1,2,3]') });
-  await page.waitForFunction(() => document.getElementById('banner').textContent.includes('array.json'));
+  await page.waitForFunction(() => document.getElementById('load-error').textContent.includes('array.json'));
   const payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
   const scripts = await page.$$eval('script', (s) => s.length);
   const load = async (name, report) => {
     await page.setInputFiles('#load-file', { name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(report)) });
     await page.waitForFunction((n) => document.getElementById('source').textContent.includes(n)
-      || document.getElementById('banner').textContent.includes(n), name);
+      || document.getElementById('load-error').textContent.includes(n), name);
     await page.waitForTimeout(300);
   };
   // A verdict is one of three typed values: markup there is a schema error, named by path.
   const badVerdict = structuredClone(REFERENCE);
   badVerdict.comparison.verdict = payload;
   await load('bad-verdict.json', badVerdict);
-  text = await page.textContent('#banner');
+  text = await page.textContent('#load-error');
   assert(text.includes('bad-verdict.json') && text.includes('comparison.verdict'), `problem named: ${text}`);
   // Free text fields carry markup as text only.
   const hostile = structuredClone(REFERENCE);
@@ -456,8 +466,8 @@ test('malformed and hostile report files give clear errors and no markup', async
   assert(!(await page.evaluate(() => window.__pwned)), 'payload ran');
   const warnings = await page.textContent('#card-warnings');
   assert(warnings.includes('<script>'), `payload shown as text: ${warnings}`);
-  text = await page.textContent('#banner');
-  assert(text.includes('idea_sweep'), `problem named: ${text}`);
+  text = await page.textContent('#card-problems');
+  assert(text.includes('idea_sweep'), `problem named on the card: ${text}`);
   await page.screenshot({ path: join(ARTIFACTS, 'hostile-report.png') });
   assert(page.errors.filter((e) => !e.includes('Failed to load resource')).length === 0, `page errors: ${page.errors}`);
 });
@@ -545,12 +555,16 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
   assert(kept >= 2, `kept ${kept} runs`);
   assert((await page.textContent('#run-note')).includes(`${kept} finished run(s) are kept`), 'note says what was kept');
   assert(!(await page.isDisabled('#run')), 'Run is enabled again');
+  assert((await page.textContent('#run')).includes(`Resume bench (${kept} run`), 'Run does not say it resumes');
+  assert((await page.textContent('#p-eta')) === '–' && !(await page.textContent('#p-runs')).includes('in flight'), 'stale status after cancel');
   await page.screenshot({ path: join(ARTIFACTS, 'cancelled.png') });
   // Resume: the same configuration reuses the finished runs.
   const keptRuns = await page.evaluate(() => window.rdbench.state.finishedRuns);
   const { report } = await runAndDownload(page, 300_000);
   const note = await page.textContent('#run-note');
   assert(note.includes(`Reusing ${kept} finished runs`), `resumed: ${note}`);
+  assert(report.environment.reused_runs >= kept, `report reused_runs ${report.environment.reused_runs}`);
+  assert((await page.textContent('#card [data-key=reused_runs]')).includes(`${report.environment.reused_runs} run(s) reused`), 'card does not say the bench resumed');
   for (const run of keptRuns) {
     const same = report.runs.find((r) => r.arm === run.arm && r.phase === run.phase && r.lr === run.lr && r.seed === run.seed);
     assert(same && same.metric === run.metric, `run ${run.arm} ${run.phase} lr ${run.lr} seed ${run.seed} was not reused`);
@@ -706,7 +720,8 @@ let failed = 0;
 try {
   cpuBrowser = await launch();
   for (const t of tests) {
-    if (only && !t.name.includes(only)) continue;
+    // A filter is a substring of the test's name, or several joined with |.
+    if (only && !only.split('|').some((o) => t.name.includes(o))) continue;
     const t0 = Date.now();
     try {
       await t.fn();

@@ -1,0 +1,247 @@
+// The history panel (reports kept in IndexedDB, see history.js) and the compare view: two
+// reports' configs diffed, their outcomes, per-seed results and mechanism side by side.
+// "Rerun this config" puts a report's config into the form. Everything shown is text
+// (textContent); the numbers come from each report's card (the charts wasm).
+import { HISTORY_MAX_BYTES, HISTORY_MAX_REPORTS, createHistory } from './history.js';
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props = {}, ...children) {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children);
+  return e;
+}
+
+const num = (v, d = 6) => (v === null || v === undefined ? 'n/a' : typeof v !== 'number' ? String(v)
+  : Math.abs(v) >= 1e-3 || v === 0 ? String(Number(v.toPrecision(d))) : v.toExponential(3));
+const textOf = (v) => (v === undefined ? 'not recorded' : Array.isArray(v) ? v.join(', ') : String(v));
+
+/**
+ * charts: promise of the charts wasm; showReport(text, source): show a report above;
+ * shown(): {text, source} of the report shown now (or null); rerun(config): fill the form.
+ */
+export function createCompare({ charts, showReport, shown, rerun }) {
+  const history = createHistory();
+  const selected = new Set();
+
+  function error(text) {
+    const box = $('history-error');
+    box.textContent = text ?? '';
+    box.hidden = !text;
+  }
+
+  /** The card (from the charts wasm) of report text; throws what the loader says. */
+  async function cardOf(text) {
+    const m = await charts;
+    const view = new m.View(text);
+    try {
+      return { card: JSON.parse(view.card_json()), problems: view.problems() };
+    } finally {
+      view.free();
+    }
+  }
+
+  /** Keep a report; `auto` marks the ones kept because a run finished. */
+  async function keep(text, source) {
+    try {
+      const { card } = await cardOf(text);
+      const report = JSON.parse(text);
+      const summary = {
+        headline: card.headline, verdict: card.verdict, outcome: card.outcome, n_pairs: card.n_pairs,
+        delta_mean: card.delta_mean, p_value: card.p_value, backend: card.backend,
+        started_at: report.environment?.started_at ?? null, epochs: report.config?.epochs ?? null,
+      };
+      const { dropped } = await history.add(text, source, summary);
+      for (const id of dropped) selected.delete(id);
+      await render();
+      return true;
+    } catch (e) {
+      error(`Could not keep ${source} in the history: ${e?.message ?? e}`);
+      return false;
+    }
+  }
+
+  async function render() {
+    let entries;
+    try {
+      entries = await history.list();
+      error(null);
+    } catch (e) {
+      error(`The history is not available in this browser: ${e?.message ?? e}`);
+      return;
+    }
+    const list = $('history-list');
+    list.replaceChildren();
+    for (const id of [...selected]) if (!entries.some((e) => e.id === id)) selected.delete(id);
+    const total = entries.reduce((s, e) => s + e.bytes, 0);
+    $('history-count').textContent = `${entries.length} of ${HISTORY_MAX_REPORTS} reports, ` +
+      `${(total / 2 ** 20).toFixed(2)} of ${HISTORY_MAX_BYTES / 2 ** 20} MB`;
+    if (!entries.length) list.append(el('li', { className: 'empty-line', textContent: 'No reports kept yet: finished runs appear here.' }));
+    for (const e of entries) {
+      const s = e.summary ?? {};
+      const when = new Date(e.savedAt).toLocaleString();
+      const name = `${e.source}, ${when}`;
+      const box = el('input', { type: 'checkbox', checked: selected.has(e.id) });
+      box.setAttribute('aria-label', `select ${name} for comparison`);
+      box.addEventListener('change', () => {
+        if (box.checked) selected.add(e.id); else selected.delete(e.id);
+        compareState();
+      });
+      const what = el('div', { className: 'h-what' },
+        el('span', { className: `h-verdict ${s.outcome ?? ''}`, textContent: s.headline ?? s.verdict ?? '?' }),
+        el('span', { className: 'h-meta', textContent: ` · ${s.n_pairs ?? '?'} pairs · Δ ${num(s.delta_mean, 4)} · p ${num(s.p_value, 4)}` +
+          `${s.epochs ? ` · ${s.epochs} epochs` : ''}${s.backend ? ` · ${s.backend}` : ''}` }),
+        el('div', { className: 'h-source', textContent: `${e.source} · kept ${when} · ${(e.bytes / 1024).toFixed(0)} KB` }));
+      const show = el('button', { type: 'button', className: 'ghost small', textContent: 'Show' });
+      show.setAttribute('aria-label', `show ${name}`);
+      show.addEventListener('click', async () => {
+        const full = await history.get(e.id);
+        await showReport(full.text, `${e.source} (from the history)`);
+      });
+      const again = el('button', { type: 'button', className: 'ghost small', textContent: 'Rerun config' });
+      again.setAttribute('aria-label', `put the config of ${name} into the form`);
+      again.addEventListener('click', async () => {
+        const full = await history.get(e.id);
+        const config = JSON.parse(full.text).config;
+        if (!config) error(`${e.source} has no config (a seed-era report): nothing to put into the form.`);
+        else rerun(config);
+      });
+      const del = el('button', { type: 'button', className: 'ghost small danger', textContent: 'Delete' });
+      del.setAttribute('aria-label', `delete ${name} from the history`);
+      del.addEventListener('click', async () => {
+        await history.remove(e.id);
+        selected.delete(e.id);
+        await render();
+        $('history-list').querySelector('input, button')?.focus();
+      });
+      const li = el('li', { className: 'h-entry' }, box, what, el('div', { className: 'h-actions' }, show, again, del));
+      li.dataset.id = String(e.id);
+      list.append(li);
+    }
+    compareState();
+  }
+
+  /** Compare needs two: two ticked, or one ticked and the report shown above. */
+  function compareState() {
+    const b = $('compare');
+    const n = selected.size;
+    const withShown = n === 1 && shown();
+    b.disabled = !(n === 2 || withShown);
+    b.textContent = withShown ? 'Compare with the shown report' : 'Compare selected';
+    $('compare-reason').textContent = n > 2 ? `${n} ticked: tick exactly two (or one, to compare with the report shown above).`
+      : n === 0 ? 'Tick two reports to compare them, or one to compare it with the report shown above.' : '';
+  }
+
+  async function sideOf(id) {
+    const e = await history.get(id);
+    return { label: `${e.source} (kept ${new Date(e.savedAt).toLocaleString()})`, text: e.text };
+  }
+
+  async function compare() {
+    const ids = [...selected];
+    const sides = ids.length === 2 ? await Promise.all(ids.map(sideOf))
+      : [await sideOf(ids[0]), { label: `${shown().source} (shown above)`, text: shown().text }];
+    const [a, b] = await Promise.all(sides.map(async (s) => ({ ...s, ...(await cardOf(s.text)), report: JSON.parse(s.text) })));
+    renderCompare(a, b);
+  }
+
+  function table(caption, head, rows, cls = '') {
+    const t = el('table', { className: `cmp ${cls}` }, el('caption', { textContent: caption }));
+    t.append(el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col', textContent: h })))));
+    const body = el('tbody');
+    for (const r of rows) {
+      const tr = el('tr', { className: r.cls ?? '' }, el('th', { scope: 'row', textContent: r.cells[0] }), ...r.cells.slice(1).map((c) => el('td', { textContent: c })));
+      if (r.key) tr.dataset.key = r.key;
+      body.append(tr);
+    }
+    t.append(body);
+    return t;
+  }
+
+  function renderCompare(a, b) {
+    const view = $('compare-view');
+    view.replaceChildren();
+    view.append(el('h3', { textContent: 'Compare' }),
+      el('p', { className: 'cmp-sides' }, el('strong', { textContent: 'A: ' }), a.label, el('br'), el('strong', { textContent: 'B: ' }), b.label));
+    for (const [side, x] of [['A', a], ['B', b]]) {
+      if (x.problems.length) view.append(el('p', { className: 'card-problems', textContent: `${side}'s numbers do not add up (${x.problems.length} problem(s)): its verdict cannot be trusted.` }));
+    }
+    const ca = a.card;
+    const cb = b.card;
+    const row = (label, f, key) => ({ cells: [label, f(ca, a), f(cb, b)], key });
+    const env = (x) => x.report.environment ?? {};
+    view.append(table('Outcome', ['', 'A', 'B'], [
+      row('outcome', (c) => c.headline, 'headline'),
+      row('report verdict', (c) => c.verdict, 'verdict'),
+      row('explanation', (c) => c.explanation, 'explanation'),
+      row('p (α)', (c) => `${num(c.p_value, 4)} (α ${c.alpha})`, 'p_value'),
+      row('Δ mean test MSE', (c) => num(c.delta_mean), 'delta_mean'),
+      row('idea wins', (c) => `${c.idea_wins}/${c.n_pairs}`, 'idea_wins'),
+      row('baseline / idea test MSE', (c) => `${num(c.baseline_mean)} / ${num(c.idea_mean)}`, 'means'),
+      row('best lr (baseline / idea)', (c) => `${c.best_lr_baseline} / ${c.best_lr_idea}`, 'best_lr'),
+      row('mechanism', (c) => (c.mechanism_confirmed ? 'confirmed' : `not confirmed${c.conditions.some((k) => !k.holds) ? `: (${c.conditions.filter((k) => !k.holds).map((k) => k.letter).join('), (')}) failed` : ''}`), 'mechanism'),
+      row('memory saved', (c) => (c.memory_saved_fraction === null ? 'n/a' : `${(100 * c.memory_saved_fraction).toFixed(1)}%`), 'memory'),
+      row('backend', (c) => (c.backend ? `${c.backend} — ${c.adapter}` : 'not recorded'), 'backend'),
+      row('runs per backend', (_, x) => Object.entries(env(x).run_backends ?? {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'not recorded', 'run_backends'),
+      row('runs reused (resumed)', (_, x) => textOf(env(x).reused_runs), 'reused_runs'),
+      row('wall time', (c) => (c.wall_time_s === null ? 'n/a' : `${c.wall_time_s.toFixed(1)} s`), 'wall_time'),
+    ], 'outcome'));
+
+    const keys = [...new Set([...Object.keys(a.report.config ?? {}), ...Object.keys(b.report.config ?? {})])];
+    const cfgRows = keys.map((k) => {
+      const [va, vb] = [a.report.config?.[k], b.report.config?.[k]];
+      const differs = JSON.stringify(va) !== JSON.stringify(vb);
+      return { cells: [k, textOf(va), textOf(vb)], cls: differs ? 'differs' : 'same', key: k };
+    });
+    const diff = cfgRows.filter((r) => r.cls === 'differs');
+    const sameRows = cfgRows.filter((r) => r.cls === 'same');
+    view.append(table(diff.length ? `Configuration: ${diff.length} setting(s) differ` : keys.length ? 'Configuration: identical' : 'Configuration: not recorded in either report', ['setting', 'A', 'B'], diff, 'config'));
+    if (sameRows.length) {
+      view.append(el('details', {}, el('summary', { textContent: `${sameRows.length} identical setting(s)` }), table('Identical settings', ['setting', 'A', 'B'], sameRows, 'config-same')));
+    }
+
+    const n = Math.max(a.report.baseline.full.per_seed.length, b.report.baseline.full.per_seed.length);
+    const seedRows = [];
+    for (let i = 0; i < n; i++) {
+      const cell = (x) => {
+        const [bv, iv] = [x.report.baseline.full.per_seed[i], x.report.idea.per_seed[i]];
+        return [num(bv), num(iv), bv === undefined ? '' : bv === null || iv === null ? 'dropped' : `${iv - bv > 0 ? '+' : ''}${num(iv - bv, 4)}`];
+      };
+      seedRows.push({ cells: [String(i), ...cell(a), ...cell(b)], key: `seed-${i}` });
+    }
+    view.append(table('Per-seed test MSE', ['seed', 'A baseline', 'A idea', 'A idea − base', 'B baseline', 'B idea', 'B idea − base'], seedRows, 'seeds'));
+
+    const letters = [...new Set([...ca.conditions, ...cb.conditions].map((c) => c.letter))];
+    if (letters.length) {
+      const cond = (c, l) => {
+        const k = c.conditions.find((x) => x.letter === l);
+        return k ? `${k.holds ? '✓' : '✗'} ${k.detail}` : 'not recorded';
+      };
+      view.append(table('Mechanism conditions', ['', 'A', 'B'],
+        letters.map((l) => ({ cells: [`(${l}) ${(ca.conditions.concat(cb.conditions)).find((x) => x.letter === l).describe}`, cond(ca, l), cond(cb, l)], key: `cond-${l}` })), 'mechanism'));
+    }
+    view.hidden = false;
+    view.focus();
+    view.scrollIntoView({ block: 'start' });
+  }
+
+  function bind() {
+    $('compare').addEventListener('click', () => compare().catch((e) => error(`Could not compare: ${e?.message ?? e}`)));
+    $('keep-report').addEventListener('click', async () => {
+      const s = shown();
+      if (s && await keep(s.text, s.source)) $('keep-report').disabled = true;
+    });
+  }
+
+  bind();
+  render();
+  return {
+    keep,
+    /** The report shown above changed: Keep and Compare follow. */
+    shownChanged(isKept) {
+      $('keep-report').disabled = !shown() || isKept;
+      compareState();
+    },
+    render,
+  };
+}
