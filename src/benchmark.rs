@@ -139,14 +139,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         let cfg = BenchConfig::default();
         println!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
         // What `auto` and the page's estimate measure, checked against the real wall time.
-        let cal = futures::executor::block_on(crate::calibrate::calibrate(
-            &cfg,
-            &backend,
-            4,
-            6,
-            web_time::Duration::from_millis(600),
-            backend.threads,
-        ));
+        let cal = futures::executor::block_on(crate::calibrate::calibrate_default(&cfg, &backend, backend.threads));
         let work = crate::protocol::work_total(&cfg);
         if let Ok(c) = &cal {
             println!(

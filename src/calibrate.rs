@@ -83,3 +83,13 @@ pub async fn calibrate(
     let ms = last.duration_since(first).as_secs_f64() * 1000.0 / units as f64;
     Ok(Calibration { backend: backend.name.clone(), ms_per_work_unit: ms, workers })
 }
+
+/// The calibration `auto`, the page's estimate and `rdbench bench` use: 4 runs, up to 6
+/// timed steps or about 0.6 s after the warm-up.
+pub async fn calibrate_default(
+    cfg: &BenchConfig,
+    backend: &Backend,
+    workers: usize,
+) -> Result<Calibration, EngineError> {
+    calibrate(cfg, backend, 4, 6, Duration::from_millis(600), workers).await
+}

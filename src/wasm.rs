@@ -67,15 +67,14 @@ pub fn work_total(config: JsValue) -> Result<usize, JsValue> {
 }
 
 /// Measure backend `kind` ("webgpu" or "cpu", initialised) on a few training steps of
-/// `config`'s baseline (`calibrate::calibrate`: 4 runs, up to 6 timed steps or ~0.6 s);
+/// `config`'s baseline (`calibrate::calibrate_default`);
 /// returns a `Calibration` object with `workers` recorded.
 #[wasm_bindgen]
 pub async fn calibrate(kind: String, config: JsValue, workers: usize) -> Result<JsValue, JsValue> {
     let cfg = config_of(config)?;
     let b = backend_for(&kind, "").await.map_err(|e| JsValue::from_str(&e))?;
-    let c = crate::calibrate::calibrate(&cfg, &b, 4, 6, web_time::Duration::from_millis(600), workers)
-        .await
-        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let c =
+        crate::calibrate::calibrate_default(&cfg, &b, workers).await.map_err(|e| JsValue::from_str(&e.to_string()))?;
     to_js(&c)
 }
 

@@ -217,15 +217,7 @@ fn the_report_does_not_depend_on_how_runs_are_split_over_threads() {
         let b = backend::Backend { threads, ..cpu1() };
         let split = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut Quiet)).unwrap();
         assert_eq!(split.environment.as_ref().unwrap().threads, threads);
-        let strip = |r: &Report| {
-            let mut v = untimed(r);
-            v["environment"].as_object_mut().unwrap().remove("threads");
-            for run in v["runs"].as_array_mut().unwrap() {
-                run.as_object_mut().unwrap().remove("population");
-            }
-            v
-        };
-        assert_eq!(strip(&split), strip(&one), "{threads} threads");
+        assert_eq!(unsplit(&split), unsplit(&one), "{threads} threads");
     }
 }
 
@@ -290,20 +282,12 @@ fn a_bench_split_over_workers_gives_the_one_worker_report() {
     // the page: every worker ends with every run, and worker 0's report is the bench's.
     let cfg = BenchConfig { n_sweep_seeds: 2, ..tiny() };
     let one = futures::executor::block_on(run_bench(&cfg, &cpu1(), &[], &mut Quiet)).unwrap();
-    let strip = |r: &Report| {
-        let mut v = untimed(r);
-        v["environment"].as_object_mut().unwrap().remove("threads");
-        for run in v["runs"].as_array_mut().unwrap() {
-            run.as_object_mut().unwrap().remove("population");
-        }
-        v
-    };
     for count in [2, 3] {
         let reports = split_bench(&cfg, count, &[]);
         for (i, r) in reports.into_iter().enumerate() {
             let r = r.unwrap_or_else(|s| panic!("worker {i} of {count} stopped: {}", s.reason));
             assert_eq!(r.environment.as_ref().unwrap().threads, count, "environment.threads counts workers");
-            assert_eq!(strip(&r), strip(&one), "worker {i} of {count}");
+            assert_eq!(unsplit(&r), unsplit(&one), "worker {i} of {count}");
         }
     }
     // A resumed split bench reuses the finished runs once each and trains only the rest.
@@ -312,7 +296,7 @@ fn a_bench_split_over_workers_gives_the_one_worker_report() {
     let resumed = split_bench(&cfg, 2, &stopped.runs);
     let r0 = resumed[0].as_ref().unwrap();
     assert_eq!(r0.environment.as_ref().unwrap().reused_runs, stopped.runs.len());
-    assert_eq!(strip(r0), strip(&one));
+    assert_eq!(unsplit(r0), unsplit(&one));
 }
 
 #[test]
@@ -343,6 +327,17 @@ fn work_total_counts_every_run_step_with_its_weight() {
     let cfg = tiny();
     let per_arm = 2 * 10 * 2 + 2 * 13 * 2;
     assert_eq!(rdbench::protocol::work_total(&cfg), per_arm + 6 * per_arm);
+}
+
+/// [`untimed`] without what a split over threads or workers changes: the slice sizes
+/// (`population`) and `environment.threads`.
+fn unsplit(r: &Report) -> Value {
+    let mut v = untimed(r);
+    v["environment"].as_object_mut().unwrap().remove("threads");
+    for run in v["runs"].as_array_mut().unwrap() {
+        run.as_object_mut().unwrap().remove("population");
+    }
+    v
 }
 
 /// The report as JSON without its timing fields and the reused-run count.
