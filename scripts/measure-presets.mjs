@@ -3,7 +3,9 @@
 // only the engine's calibration of a backend (ms per work unit, the unit of the progress bar:
 // one run's baseline training step; an idea step weighs 6) and the estimate it gives for the
 // Seed protocol.
-// Usage: node scripts/measure-presets.mjs quick|seed|calibrate [cpu|webgpu|auto] [workers] [out-prefix]
+// With `kernels`: the fused kernels' check on WebGPU at populations 1 and 8 (kernel launches
+// and ms per training step, fused and unfused) and the CPU path's ms per step at population 8.
+// Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels [cpu|webgpu|auto] [workers] [out-prefix]
 // `workers`: CPU Web Workers the bench is split over (default: the page's, one per hardware
 // thread up to 8). Needs the built app (npm run build) and Debian's chromium. Figures are in
 // the README.
@@ -15,9 +17,9 @@ import { createAppServer } from './serve.mjs';
 
 const [preset = 'quick', backend = 'cpu', workers = '', outArg] = process.argv.slice(2);
 const out = outArg ?? join(tmpdir(), `rdbench-${preset}-${backend}${workers ? `-w${workers}` : ''}`);
-if (!['quick', 'seed', 'calibrate'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
+if (!['quick', 'seed', 'calibrate', 'kernels'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
   || (workers && !/^\d+$/.test(workers))) {
-  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate [cpu|webgpu|auto] [workers] [out-prefix]');
+  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels [cpu|webgpu|auto] [workers] [out-prefix]');
   process.exit(2);
 }
 const server = createAppServer();
@@ -27,43 +29,69 @@ const browser = await chromium.launch({
   ignoreDefaultArgs: true,
   args: ['--headless', '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', `--user-data-dir=${mkdtempSync(join(tmpdir(), 'rdbench-chromium-'))}`,
-    '--remote-debugging-pipe', '--hide-scrollbars', ...(backend === 'cpu' ? [] : ['--enable-unsafe-webgpu'])],
+    '--remote-debugging-pipe', '--hide-scrollbars',
+    ...(backend === 'cpu' && preset !== 'kernels' ? [] : ['--enable-unsafe-webgpu'])],
 });
 try {
   const page = await (await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 1000 } })).newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/${workers ? `?workers=${workers}` : ''}`);
   await page.waitForFunction(() => window.rdbench?.state?.loaded, null, { timeout: 300_000 });
-  await page.click(`#preset-${preset === 'calibrate' ? 'seed' : preset}`);
-  await page.selectOption('#backend', backend);
-  if (preset === 'calibrate') {
-    const info = await page.evaluate(async (b) => {
-      const next = window.rdbench.nextStart();
-      return window.rdbench.engine.calibrate(next.config, b);
-    }, backend);
-    for (const c of info.calibration) {
-      const estimate = (info.work_total * c.ms_per_work_unit) / c.workers / 1000;
-      console.log(`calibrate ${c.backend}: ${c.ms_per_work_unit.toFixed(3)} ms per work unit on one worker, ` +
-        `${c.workers} worker(s): the Seed protocol (${info.work_total} units) estimated at ${estimate.toFixed(0)} s`);
+  if (preset === 'kernels') {
+    // The engine's wasm on the page's own thread: `fused_check` per backend and population.
+    const rows = await page.evaluate(async () => {
+      const m = await import('/www/pkg/rdbench.js');
+      await m.default();
+      await m.init_backend('webgpu', '');
+      const out = [];
+      for (const pop of [1, 8]) out.push(await m.fused_check('webgpu', pop, 2));
+      out.push(await m.fused_check('cpu', 8, 2));
+      return out;
+    });
+    for (const [i, c] of rows.entries()) {
+      const kind = i < 2 ? 'webgpu' : 'cpu (1 worker)';
+      const f = c.fused, u = c.unfused;
+      console.log(`${kind} pop ${c.population}: launches per step dense ${f.dispatches_dense} (unfused ${u.dispatches_dense}, ` +
+        `${(u.dispatches_dense / Math.max(1, f.dispatches_dense)).toFixed(1)}x), idea k=${c.k} ${f.dispatches_idea} (unfused ` +
+        `${u.dispatches_idea}, ${(u.dispatches_idea / Math.max(1, f.dispatches_idea)).toFixed(1)}x); ms per step dense ` +
+        `${f.ms_dense.toFixed(1)} (unfused ${u.ms_dense.toFixed(1)}), idea ${f.ms_idea.toFixed(1)} (unfused ` +
+        `${u.ms_idea.toFixed(1)}); max |fused - unfused| ${c.max_abs_diff.toExponential(2)}`);
     }
-    console.log(`auto would choose ${info.backend}${info.note ? `: ${info.note}` : ''}`);
+    const [gpu8, cpu8] = [rows[1], rows[2]];
+    console.log(`WebGPU / CPU per step at population 8: dense ${(gpu8.fused.ms_dense / cpu8.fused.ms_dense).toFixed(2)}x, ` +
+      `idea ${(gpu8.fused.ms_idea / cpu8.fused.ms_idea).toFixed(2)}x`);
   } else {
-    const t0 = Date.now();
-    await page.click('#run');
-    // A bench estimated above the page's threshold asks (before it starts, or once the engine
-    // has measured it): go on.
-    for (const ready of ['window.rdbench.state.running', 'window.rdbench.state.backendInfo']) {
-      await page.waitForFunction(`${ready} || document.getElementById('confirm-run')?.open`, null, { timeout: 300_000 });
-      if (await page.evaluate(() => document.getElementById('confirm-run')?.open)) await page.click('#confirm-start');
+    await page.click(`#preset-${preset === 'calibrate' ? 'seed' : preset}`);
+    await page.selectOption('#backend', backend);
+    if (preset === 'calibrate') {
+      const info = await page.evaluate(async (b) => {
+        const next = window.rdbench.nextStart();
+        return window.rdbench.engine.calibrate(next.config, b);
+      }, backend);
+      for (const c of info.calibration) {
+        const estimate = (info.work_total * c.ms_per_work_unit) / c.workers / 1000;
+        console.log(`calibrate ${c.backend}: ${c.ms_per_work_unit.toFixed(3)} ms per work unit on one worker, ` +
+          `${c.workers} worker(s): the Seed protocol (${info.work_total} units) estimated at ${estimate.toFixed(0)} s`);
+      }
+      console.log(`auto would choose ${info.backend}${info.note ? `: ${info.note}` : ''}`);
+    } else {
+      const t0 = Date.now();
+      await page.click('#run');
+      // A bench estimated above the page's threshold asks (before it starts, or once the engine
+      // has measured it): go on.
+      for (const ready of ['window.rdbench.state.running', 'window.rdbench.state.backendInfo']) {
+        await page.waitForFunction(`${ready} || document.getElementById('confirm-run')?.open`, null, { timeout: 300_000 });
+        if (await page.evaluate(() => document.getElementById('confirm-run')?.open)) await page.click('#confirm-start');
+      }
+      await page.waitForSelector('body[data-report=shown]', { timeout: 4 * 3600_000 });
+      const wall = (Date.now() - t0) / 1000;
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+      writeFileSync(`${out}.json`, readFileSync(await download.path(), 'utf8'));
+      await page.screenshot({ path: `${out}.png`, fullPage: true });
+      const env = JSON.parse(readFileSync(`${out}.json`, 'utf8')).environment;
+      const phases = Object.entries(env.phase_wall_time_s).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ');
+      console.log(`${preset} on ${env.backend} (${env.adapter}), ${env.threads} worker(s): ${wall.toFixed(1)} s from Run ` +
+        `to the drawn report; engine wall time ${env.wall_time_s.toFixed(1)} s (${phases}); report ${out}.json, screenshot ${out}.png`);
     }
-    await page.waitForSelector('body[data-report=shown]', { timeout: 4 * 3600_000 });
-    const wall = (Date.now() - t0) / 1000;
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
-    writeFileSync(`${out}.json`, readFileSync(await download.path(), 'utf8'));
-    await page.screenshot({ path: `${out}.png`, fullPage: true });
-    const env = JSON.parse(readFileSync(`${out}.json`, 'utf8')).environment;
-    const phases = Object.entries(env.phase_wall_time_s).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ');
-    console.log(`${preset} on ${env.backend} (${env.adapter}), ${env.threads} worker(s): ${wall.toFixed(1)} s from Run ` +
-      `to the drawn report; engine wall time ${env.wall_time_s.toFixed(1)} s (${phases}); report ${out}.json, screenshot ${out}.png`);
   }
 } finally {
   await browser.close();

@@ -93,6 +93,49 @@ pub fn run(args: &BenchArgs) -> i32 {
         crate::backend::default_threads()
     );
 
+    #[cfg(feature = "cube")]
+    if crate::model::kernels::cube_on(device) {
+        gpu_table(device, args.steps);
+    } else {
+        cpu_tables(device, &train, args.steps);
+    }
+    #[cfg(not(feature = "cube"))]
+    cpu_tables(device, &train, args.steps);
+    protocol_and_runs(args, &backend, &data, &train);
+    0
+}
+
+/// The GPU's step table: kernel launches and ms per training step of each arm, fused and
+/// unfused (`fused_check`), at each population.
+#[cfg(feature = "cube")]
+fn gpu_table(device: &burn::tensor::Device, steps: usize) {
+    println!("per training step on the GPU (batch 32, hidden 32; idea: checkpointed k = 16, 20 reversal iterations)");
+    println!(
+        "  pop   dispatches dense (fused/unfused)   idea (fused/unfused)   ms dense (fused/unfused)   ms idea (fused/unfused)   max |diff|"
+    );
+    for pop in POPULATIONS {
+        match futures::executor::block_on(crate::fused_check::fused_check(device, pop, steps)) {
+            Ok(c) => println!(
+                "  {pop:>3}   {:>6} / {:<6} ({:>5.1}x)          {:>6} / {:<6} ({:>5.1}x)   {:>8.2} / {:<8.2}          {:>8.2} / {:<8.2}         {:.2e}",
+                c.fused.dispatches_dense,
+                c.unfused.dispatches_dense,
+                c.unfused.dispatches_dense as f64 / c.fused.dispatches_dense as f64,
+                c.fused.dispatches_idea,
+                c.unfused.dispatches_idea,
+                c.unfused.dispatches_idea as f64 / c.fused.dispatches_idea as f64,
+                c.fused.ms_dense,
+                c.unfused.ms_dense,
+                c.fused.ms_idea,
+                c.unfused.ms_idea,
+                c.max_abs_diff
+            ),
+            Err(e) => println!("  {pop:>3}   failed: {e}"),
+        }
+    }
+}
+
+/// The CPU's step table (ms and GFLOP/s per arm and population) and peak heap bytes.
+fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
     println!(
         "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)"
     );
@@ -109,7 +152,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         for pop in POPULATIONS {
             let (params, _) = init_population(&model, &(0..pop as u64).collect::<Vec<_>>(), device);
             let batch = train.all(pop, 32);
-            cols.push(time_steps(args.steps, || step(&model, &params, &batch, pop)));
+            cols.push(time_steps(steps, || step(&model, &params, &batch, pop)));
         }
         println!(
             "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}",
@@ -134,12 +177,17 @@ pub fn run(args: &BenchArgs) -> i32 {
             states(6)
         );
     }
+}
 
+/// `--protocol` and `--runs`.
+fn protocol_and_runs(args: &BenchArgs, backend: &crate::backend::Backend, data: &track::TrackData, train: &DeviceData) {
+    let device = &backend.device;
+    let model = model::Gru::new(2, 32, 2);
     if args.protocol {
         let cfg = BenchConfig::default();
         println!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
         // What `auto` and the page's estimate measure, checked against the real wall time.
-        let cal = futures::executor::block_on(crate::calibrate::calibrate_default(&cfg, &backend, backend.threads));
+        let cal = futures::executor::block_on(crate::calibrate::calibrate_default(&cfg, backend, backend.threads));
         let work = crate::protocol::work_total(&cfg);
         if let Ok(c) = &cal {
             println!(
@@ -150,7 +198,7 @@ pub fn run(args: &BenchArgs) -> i32 {
             );
         }
         let (t0, f0) = (Instant::now(), flops());
-        match futures::executor::block_on(crate::protocol::run_bench(&cfg, &backend, &[], &mut Quiet)) {
+        match futures::executor::block_on(crate::protocol::run_bench(&cfg, backend, &[], &mut Quiet)) {
             Ok(report) => {
                 let wall = t0.elapsed().as_secs_f64();
                 let gflop = (flops() - f0) as f64 / 1e9;
@@ -183,7 +231,7 @@ pub fn run(args: &BenchArgs) -> i32 {
             let mut tally = Tally::new(1, 1);
             let t0 = Instant::now();
             let rec = futures::executor::block_on(train_population(
-                &model, &spec, &train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
+                &model, &spec, train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
             ));
             match rec {
                 Ok(r) => println!("  {arm:?}: {:.1} s, test MSE {:?}", t0.elapsed().as_secs_f64(), r[0].metric),
@@ -191,5 +239,4 @@ pub fn run(args: &BenchArgs) -> i32 {
             }
         }
     }
-    0
 }

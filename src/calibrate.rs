@@ -34,6 +34,10 @@ impl Host for Timer {
         }
     }
 
+    fn every_step(&self) -> bool {
+        true // each step timed as it ends (its loss read)
+    }
+
     fn cancelled(&self) -> bool {
         let timed = self.steps.saturating_sub(1);
         timed >= self.max_steps || (timed >= 1 && self.first.is_some_and(|t| t.elapsed() >= self.budget))

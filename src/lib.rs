@@ -24,6 +24,8 @@ pub mod track;
 pub mod backend;
 #[cfg(feature = "engine")]
 pub mod calibrate;
+#[cfg(feature = "cube")]
+pub mod fused_check;
 #[cfg(feature = "engine")]
 pub mod protocol;
 #[cfg(feature = "engine")]

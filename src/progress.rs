@@ -238,6 +238,12 @@ pub trait Host {
     fn event(&mut self, event: &Event);
     /// Whether the user asked to stop; checked before every training step.
     fn cancelled(&self) -> bool;
+    /// Whether this host needs each step's progress as the step ends (a timer). Otherwise a
+    /// GPU's losses are read once per epoch, or every few seconds, and their progress events
+    /// come then, in order; what is computed is the same either way.
+    fn every_step(&self) -> bool {
+        false
+    }
     /// Let the host's event loop run (native hosts return a ready future).
     fn pause(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
         Box::pin(std::future::ready(()))

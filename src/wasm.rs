@@ -78,6 +78,28 @@ pub async fn calibrate(kind: String, config: JsValue, workers: usize) -> Result<
     to_js(&c)
 }
 
+/// The fused kernels checked on backend `kind` ("webgpu" or "cpu") against the tensor-op
+/// path (`fused_check::fused_check`): kernel launches and ms per training step of both arms
+/// at `population` runs, and the largest difference of their results (on the CPU both
+/// paths are the fused CPU kernels, and nothing is launched). For the benchmark and the
+/// browser tests.
+#[wasm_bindgen]
+pub async fn fused_check(kind: String, population: usize, steps: usize) -> Result<JsValue, JsValue> {
+    #[cfg(feature = "cube")]
+    {
+        let b = backend_for(&kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+        let c = crate::fused_check::fused_check(&b.device, population.max(1), steps)
+            .await
+            .map_err(|e| JsValue::from_str(&e.to_string()))?;
+        to_js(&c)
+    }
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = (kind, population, steps);
+        Err(JsValue::from_str("this build has no GPU kernels"))
+    }
+}
+
 async fn backend_for(kind: &str, hint: &str) -> Result<Backend, String> {
     match kind {
         "cpu" => backend::cpu("flex"),

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use rdbench::config::{BenchConfig, Policy};
+use rdbench::config::BenchConfig;
 use rdbench::model::Gru;
 use rdbench::progress::{Arm, Event, Host, Phase, Quiet, RunRecord, RunSpec};
 use rdbench::protocol::rule_for;
@@ -13,15 +13,7 @@ use rdbench::train::{Tally, TrainSettings, train_population};
 
 /// The bench config these populations train under (epochs, batch and idea settings).
 fn cfg() -> BenchConfig {
-    BenchConfig {
-        epochs: 2,
-        batch_size: 16,
-        hidden_size: 16,
-        k_max: 8,
-        reversal_iters: 10,
-        policy: Policy::OneStep,
-        ..BenchConfig::default()
-    }
+    population_cfg()
 }
 
 fn train_with(specs: &[RunSpec], n_train: usize, host: &mut dyn Host) -> Vec<RunRecord> {
@@ -129,4 +121,38 @@ fn idea_mean_stored_states_is_what_the_pass_stored() {
     // 64 trajectories in batches of 16: 4 minibatches per epoch, each at the k of the probe before it.
     let want = ks[..2].iter().map(|&k| 4.0 * (80usize.div_ceil(k) + 1) as f64).sum::<f64>() / 8.0;
     assert_eq!(rec.mean_stored_states, Some(want), "ks {ks:?}");
+}
+
+#[test]
+fn a_diverged_run_stops_alone_and_records_where() {
+    // lr 1e30 blows run 1 up within its first epoch; run 0 must train as if alone, and run 1
+    // must record the same step and the same stored states as when trained alone.
+    for arm in [Arm::Baseline, Arm::Idea] {
+        let specs = [
+            RunSpec { arm, phase: Phase::Full, lr: 0.01, seed: 0 },
+            RunSpec { arm, phase: Phase::Full, lr: 1e30, seed: 1 },
+        ];
+        let together = train(&specs);
+        let d = &together[1];
+        assert!(d.diverged && d.metric.is_none(), "{arm:?}: run 1 diverged");
+        assert_eq!(d.diverged_at.as_ref().map(|a| a.epoch), Some(0), "{arm:?}: {:?}", d.diverged_at);
+        assert!(d.loss_curve.iter().all(Option::is_none), "{arm:?}: no epoch of run 1 completed");
+        assert!(!together[0].diverged);
+        for (i, spec) in specs.iter().enumerate() {
+            let alone = &train(std::slice::from_ref(spec))[0];
+            let t = &together[i];
+            assert_eq!(t.diverged_at, alone.diverged_at, "{arm:?} run {i}");
+            assert_eq!(t.mean_stored_states, alone.mean_stored_states, "{arm:?} run {i}");
+            assert_eq!(t.loss_curve.len(), alone.loss_curve.len());
+            for (x, y) in t.loss_curve.iter().zip(&alone.loss_curve) {
+                assert_eq!(x.is_some(), y.is_some());
+                if let (Some(x), Some(y)) = (x, y) {
+                    assert!(rel(*x, *y) < 1e-4, "{arm:?} run {i}: loss curve {x} vs {y}");
+                }
+            }
+            if let (Some(a), Some(b)) = (t.metric, alone.metric) {
+                assert!(rel(a, b) < 1e-4, "{arm:?} run {i}: metric {a} vs {b}");
+            }
+        }
+    }
 }

@@ -69,8 +69,7 @@ pub fn checkpointed_grads(
     for (i, (x, y)) in batch.xs.iter().zip(&batch.ys).enumerate() {
         let t = i + 1;
         h = model.step(params, h, x.clone());
-        let pred = model.readout(params, h.clone(), x.clone());
-        loss = loss + (pred - y.clone()).square().sum_dim(2).sum_dim(1);
+        loss = model.add_loss(params, h.clone(), x.clone(), y.clone(), loss);
         let runs = runs_at(t);
         if !runs.is_empty() {
             runs.iter().for_each(|&i| stored_states[i] += 1);
@@ -80,7 +79,7 @@ pub fn checkpointed_grads(
     drop(h);
 
     // Backward: t = T..1, h_{t-1} from a checkpoint or by one reversal of the h_t in use.
-    let mut grads: Vec<Tensor<3>> = params.iter().map(|p| p.zeros_like()).collect();
+    let mut grads = model.grad_zeros(params);
     let mut dh = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
     let mut h_cur = stored[t_len].take().expect("T is always a checkpoint").h;
     for t in (1..=t_len).rev() {
@@ -98,6 +97,7 @@ pub fn checkpointed_grads(
         dh = model.step_vjp(params, h_prev.clone(), x, batch.ys[t - 1].clone(), dh, scale, &mut grads);
         h_cur = h_prev;
     }
+    let (grads, loss) = model.grads_of(grads, loss);
     CheckpointedOut { out: GradOut { grads, loss: loss.mul_scalar(scale).reshape([r]) }, stored_states }
 }
 

@@ -10,6 +10,7 @@ use crate::progress::ProbeRecord;
 use crate::train::batch::{Batch, DeviceData};
 use crate::train::{GradOut, GradientRule, LocalFuture, RunExtras};
 use burn::tensor::Tensor;
+use std::collections::VecDeque;
 
 /// Work units of one idea-arm run-step against one baseline run-step, for the progress
 /// fraction and ETA. Measured on the default config with the fused CPU kernels, the idea
@@ -28,6 +29,8 @@ pub struct IdeaRule {
     stored: Vec<usize>,
     /// Live minibatches of each run.
     steps: Vec<usize>,
+    /// States stored per run by the steps not yet settled (their liveness not yet read).
+    unsettled: VecDeque<Vec<usize>>,
 }
 
 impl IdeaRule {
@@ -40,6 +43,7 @@ impl IdeaRule {
             probes: Vec::new(),
             stored: Vec::new(),
             steps: Vec::new(),
+            unsettled: VecDeque::new(),
         }
     }
 }
@@ -55,6 +59,7 @@ impl GradientRule for IdeaRule {
         self.probes = vec![Vec::new(); runs];
         self.stored = vec![0; runs];
         self.steps = vec![0; runs];
+        self.unsettled.clear();
     }
 
     fn before_epoch<'a>(
@@ -77,15 +82,20 @@ impl GradientRule for IdeaRule {
         })
     }
 
-    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, live: &[bool]) -> GradOut {
+    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {
         let out = checkpointed_grads(model, params, batch, &self.ks, self.settings.reversal_iters);
-        for (run, &n) in out.stored_states.iter().enumerate() {
+        self.unsettled.push_back(out.stored_states);
+        out.out
+    }
+
+    fn settle(&mut self, live: &[bool]) {
+        let stored = self.unsettled.pop_front().expect("settle follows grads");
+        for (run, n) in stored.into_iter().enumerate() {
             if live[run] {
                 self.stored[run] += n;
                 self.steps[run] += 1;
             }
         }
-        out.out
     }
 
     fn finish(&mut self, run: usize) -> RunExtras {

@@ -3,6 +3,8 @@
 //! Weights are stored transposed relative to torch (`x @ w_ih`, `h @ w_hh`) with the gate
 //! columns in torch's order r | z | n.
 
+#[cfg(feature = "cube")]
+use super::cube_kernels;
 use super::{RecurrentModel, kernels};
 use burn::tensor::{Tensor, activation::sigmoid};
 use rand::Rng;
@@ -33,6 +35,12 @@ struct Gates {
 }
 
 impl Gru {
+    /// Where each parameter sits in the GPU kernels' packed layout.
+    #[cfg(feature = "cube")]
+    fn packed(&self) -> cube_kernels::PackedLayout {
+        cube_kernels::PackedLayout { f: self.input, h: self.hidden, o: self.output }
+    }
+
     /// A GRU with `input` features, `hidden` units and `output` predicted features.
     pub fn new(input: usize, hidden: usize, output: usize) -> Self {
         Gru { input, hidden, output }
@@ -98,7 +106,7 @@ impl RecurrentModel for Gru {
     }
 
     fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
-        if kernels::fused_on(&h.device()) {
+        if fused(&h) {
             return kernels::gru_step([&p[W_IH], &p[W_HH], &p[B_IH], &p[B_HH]], h, x);
         }
         self.step_unfused(p, h, x)
@@ -109,7 +117,7 @@ impl RecurrentModel for Gru {
     }
 
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3> {
-        if kernels::fused_on(&h.device()) {
+        if fused(&h) {
             return kernels::gru_reverse([&p[W_IH], &p[W_HH], &p[B_IH], &p[B_HH]], h, x, iters);
         }
         self.reverse_unfused(p, h, x, iters)
@@ -125,11 +133,60 @@ impl RecurrentModel for Gru {
         scale: f32,
         grads: &mut [Tensor<3>],
     ) -> Tensor<3> {
+        #[cfg(feature = "cube")]
+        if kernels::cube_on(&h_prev.device()) {
+            // On the GPU the pass carries [packed gradient, packed parameters] (see `grad_zeros`).
+            let (dh_prev, g) =
+                cube_kernels::gru_step_vjp_packed(grads[1].clone(), h_prev, x, y, dh, scale, grads[0].clone());
+            grads[0] = g;
+            return dh_prev;
+        }
         if kernels::fused_on(&h_prev.device()) {
             return kernels::gru_step_vjp(p, h_prev, x, y, dh, scale, grads);
         }
         self.step_vjp_unfused(p, h_prev, x, y, dh, scale, grads)
     }
+
+    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
+        #[cfg(feature = "cube")]
+        if kernels::cube_on(&h.device()) {
+            // The GPU's VJP computes p - y at every step anyway and sums the squared error
+            // into its packed gradient (see `grads_of`): no launch here.
+            let _ = (h, x, y);
+            return loss;
+        }
+        let pred = self.readout(p, h, x);
+        loss + (pred - y).square().sum_dim(2).sum_dim(1)
+    }
+
+    fn grad_zeros(&self, p: &[Tensor<3>]) -> Vec<Tensor<3>> {
+        #[cfg(feature = "cube")]
+        if kernels::cube_on(&p[0].device()) {
+            // The gradient (with the pass's squared error) and the parameters packed, once per
+            // pass: each VJP kernel then binds one buffer for each.
+            let r = p[0].dims()[0];
+            return vec![Tensor::zeros([r, 1, self.packed().grad_len()], &p[0].device()), cube_kernels::gru_pack(p)];
+        }
+        p.iter().map(|t| t.zeros_like()).collect()
+    }
+
+    fn grads_of(&self, acc: Vec<Tensor<3>>, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
+        #[cfg(feature = "cube")]
+        if acc.len() == 2 {
+            // [packed gradient | summed squared error] per run (the forward added nothing).
+            let g = acc.into_iter().next().expect("the packed gradient");
+            let layout = self.packed();
+            let sse = g.clone().narrow(2, layout.len(), 1);
+            return (cube_kernels::unpack(g, layout, &self.param_shapes()), sse);
+        }
+        (acc, loss)
+    }
+}
+
+/// Whether `h`'s device runs the fused step and reversal kernels (CPU or GPU).
+fn fused(h: &Tensor<3>) -> bool {
+    let device = h.device();
+    kernels::fused_on(&device) || kernels::cube_on(&device)
 }
 
 impl Gru {

@@ -2,8 +2,8 @@
 //! hundreds (a GRU reversal is `reversal_iters` cell evaluations of ~20 tiny ops each, and at
 //! these sizes every op costs more in dispatch than in arithmetic). They are burn backend
 //! extensions, so each backend gets its own implementation: burn-flex (CPU, native and wasm)
-//! here; the tensor-op versions in the model files stay as the reference and serve every
-//! other backend.
+//! here, burn's `Cube` (WebGPU, Vulkan) in `cube_kernels`; the tensor-op versions in the
+//! model files stay as the reference and serve every other backend.
 
 use super::fast_math as fm;
 use burn::backend::flex::FlexTensor;
@@ -46,7 +46,7 @@ impl GruTensors<D> {
 /// The cells' fused operations. Tensors are population-major `[R, ..]` like the model's;
 /// GRU weights as in `Gru`: `w_ih [R, F, 3H]`, `w_hh [R, H, 3H]`, biases `[R, 1, 3H]`,
 /// readout `w_o [R, H, O]`, `b_o [R, 1, O]`.
-#[backend_extension(Flex)]
+#[backend_extension(Flex, Cube: cfg(feature = "cube"))]
 pub trait CellKernels: Backend {
     /// GRU reversal (spec §5): from h_t `[R, N, H]` and x_t `[R, N, F]`, `iters` damped
     /// fixed-point iterations g = clamp((h_t - (1 - z) n) / max(z, 0.05), -1, 1), from g = h_t.
@@ -70,7 +70,12 @@ pub trait CellKernels: Backend {
         h: FloatTensor<Self>,
         x: FloatTensor<Self>,
     ) -> FloatTensor<Self>;
+}
 
+/// The GRU's vector-Jacobian product on the CPU, with one tensor per gradient (the GPU
+/// packs them instead: `cube_kernels::GruCubeKernels`).
+#[backend_extension(Flex)]
+pub trait GruHostVjp: Backend {
     /// The GRU's one-step vector-Jacobian product with its readout (see
     /// `RecurrentModel::step_vjp`): re-run the step from `h_prev`, add to `grads` (w_ih, w_hh,
     /// b_ih, b_hh, w_o, b_o, like `params`) the gradient of
@@ -88,9 +93,37 @@ pub trait CellKernels: Backend {
     ) -> (FloatTensor<Self>, GruTensors<Self>);
 }
 
-/// Whether `device` runs the fused kernels (burn-flex, without autodiff).
+/// Whether `device` runs the fused CPU kernels (burn-flex, without autodiff).
 pub fn fused_on(device: &Device) -> bool {
     !device.is_autodiff() && matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
+}
+
+thread_local! {
+    /// Whether this thread's GPU passes take the fused kernels (see [`without_gpu_fusion`]).
+    static GPU_FUSION: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Run `f` with the fused GPU kernels off on this thread: the tensor-op path every backend
+/// has, which the dispatch count and the fused-vs-unfused check compare against. A whole
+/// pass must run inside (the GPU gradient's layout depends on it).
+pub fn without_gpu_fusion<T>(f: impl FnOnce() -> T) -> T {
+    let before = GPU_FUSION.with(|c| c.replace(false));
+    let out = f();
+    GPU_FUSION.with(|c| c.set(before));
+    out
+}
+
+/// Whether `device` runs the fused GPU kernels (burn's cubecl backend, without autodiff).
+pub fn cube_on(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    return GPU_FUSION.with(|c| c.get())
+        && !device.is_autodiff()
+        && matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = device;
+        false
+    }
 }
 
 /// The fused GRU reversal on tensors (see [`CellKernels::gru_reverse`]).
@@ -116,7 +149,7 @@ pub fn gru_step_vjp(
     scale: f32,
     grads: &mut [Tensor<3>],
 ) -> Tensor<3> {
-    let (dh_prev, out) = <D as CellKernels>::gru_step_vjp(
+    let (dh_prev, out) = <D as GruHostVjp>::gru_step_vjp(
         GruTensors::of(p),
         h_prev.into_dispatch(),
         x.into_dispatch(),
@@ -362,7 +395,9 @@ impl CellKernels for Flex {
         }
         tensor(out, [r, n, hid])
     }
+}
 
+impl GruHostVjp for Flex {
     fn gru_step_vjp(
         params: GruTensors<Self>,
         h_prev: FlexTensor,

@@ -5,6 +5,8 @@
 //! trait so that adding one (spec §7) touches one file plus a line in [`MODELS`]. The
 //! registry itself is burn-free, so the config check and the page's schema can list it.
 
+#[cfg(feature = "cube")]
+pub mod cube_kernels;
 #[cfg(feature = "engine")]
 mod fast_math;
 #[cfg(feature = "engine")]
@@ -103,8 +105,28 @@ pub trait RecurrentModel: Send + Sync {
     fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3>;
     /// Reconstruct h_{t-1} from h_t and x_t without using h_{t-1} (spec §5).
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3>;
+    /// `loss + sum((p_t - y)^2)` per run (`loss [R, 1, 1]`, the sum over rows and features):
+    /// one step's term of the training loss, from h_t.
+    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
+        let pred = self.readout(p, h, x);
+        loss + (pred - y).square().sum_dim(2).sum_dim(1)
+    }
+    /// What a backward pass carries through [`step_vjp`](Self::step_vjp), starting at a zero
+    /// gradient: one zero tensor per parameter, unless the model keeps another layout on this
+    /// device (the GRU on a GPU: its gradient and its parameters, each packed in one tensor).
+    fn grad_zeros(&self, p: &[Tensor<3>]) -> Vec<Tensor<3>> {
+        p.iter().map(|t| t.zeros_like()).collect()
+    }
+    /// The parameter gradients (in [`Params`] order) a pass's accumulator from
+    /// [`grad_zeros`](Self::grad_zeros) holds at its end, and the pass's summed squared
+    /// error `[R, 1, 1]`: `loss`, what [`add_loss`](Self::add_loss) summed in the forward
+    /// pass, unless the backward pass summed it itself (the GRU on a GPU).
+    fn grads_of(&self, acc: Vec<Tensor<3>>, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
+        (acc, loss)
+    }
     /// Re-run the step from `h_prev` to h_t', add to `grads` the parameter gradient of
     /// `scale * sum((p_t - y)^2) + dh . h_t'`, and return its gradient with respect to `h_prev`.
+    /// `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     #[allow(clippy::too_many_arguments)]
     fn step_vjp(
         &self,

@@ -3,7 +3,7 @@
 //! Written by hand because every run of a population needs its own lr and its own clip
 //! coefficient; the arithmetic follows torch.optim.Adam and torch.nn.utils.clip_grad_norm_.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Bool, Device, Tensor, TensorData};
 
 /// Adam hyper-parameters of spec §3.
 pub const BETA1: f64 = 0.9;
@@ -75,19 +75,18 @@ impl Adam {
         out
     }
 
-    /// Zero the moments of run `r` (after it diverged) so no NaN lingers in the state.
-    pub fn reset_run(&mut self, r: usize) {
-        for t in self.m.iter_mut().chain(self.v.iter_mut()) {
-            *t = zero_run(t.clone(), r);
+    /// Zero the moments and the lr of the runs where `bad` (`[R, 1, 1]`) holds, on the
+    /// device: a diverged run keeps no NaN in its state and trains nothing more.
+    pub fn zero_runs(&mut self, bad: &Tensor<3, Bool>) {
+        for t in self.m.iter_mut().chain(self.v.iter_mut()).chain(std::iter::once(&mut self.lr)) {
+            *t = zero_runs(t.clone(), bad);
         }
-        let lr = self.lr.clone();
-        self.lr = zero_run(lr, r);
     }
 }
 
-/// `t` with run `r`'s slice set to zero.
-pub fn zero_run(t: Tensor<3>, r: usize) -> Tensor<3> {
-    let [_, a, b] = t.dims();
-    let zeros = Tensor::zeros([1, a, b], &t.device());
-    t.slice_assign([r..r + 1, 0..a, 0..b], zeros)
+/// `t` with the slices of the runs where `bad` (`[R, 1, 1]`) holds set to zero (NaN
+/// included, which a multiplication would keep).
+pub fn zero_runs(t: Tensor<3>, bad: &Tensor<3, Bool>) -> Tensor<3> {
+    let dims = t.dims();
+    t.mask_fill(bad.clone().expand(dims), 0.0)
 }

@@ -46,8 +46,12 @@ pub trait GradientRule {
         epoch: usize,
         live: &'a [bool],
     ) -> LocalFuture<'a, Result<(), EngineError>>;
-    /// Gradients and per-run loss of `batch`. `live` as in `before_epoch` (before this step).
-    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, live: &[bool]) -> GradOut;
+    /// Gradients and per-run loss of `batch`, computed on the device (nothing is read).
+    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut;
+    /// Once per `grads` call, in order, when the host has read that step's losses: `live[r]`
+    /// is whether run r was still live when the step began. (On a GPU losses are read once
+    /// per epoch, so liveness is known only then.)
+    fn settle(&mut self, _live: &[bool]) {}
     /// Run `run`'s extras once the population finished.
     fn finish(&mut self, run: usize) -> RunExtras;
 }

@@ -28,7 +28,7 @@ impl GradientRule for DenseRule {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, _: &[bool]) -> GradOut {
+    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {
         dense_grads(model, params, batch)
     }
 
@@ -50,17 +50,17 @@ pub fn dense_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Bat
     hs.push(h.clone());
     for (x, y) in batch.xs.iter().zip(&batch.ys) {
         h = model.step(params, h, x.clone());
-        let pred = model.readout(params, h.clone(), x.clone());
-        loss = loss + (pred - y.clone()).square().sum_dim(2).sum_dim(1);
+        loss = model.add_loss(params, h.clone(), x.clone(), y.clone(), loss);
         hs.push(h.clone());
     }
     let scale = batch.mse_scale();
-    let mut grads: Vec<Tensor<3>> = params.iter().map(|p| p.zeros_like()).collect();
+    let mut grads = model.grad_zeros(params);
     let mut dh = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
     for t in (1..=batch.t()).rev() {
         let (x, y) = (batch.xs[t - 1].clone(), batch.ys[t - 1].clone());
         dh = model.step_vjp(params, hs[t - 1].clone(), x, y, dh, scale, &mut grads);
     }
+    let (grads, loss) = model.grads_of(grads, loss);
     GradOut { grads, loss: loss.mul_scalar(scale).reshape([r]) }
 }
 

@@ -13,7 +13,7 @@ mod population;
 
 pub use arm::{GradOut, GradientRule, LocalFuture, RunExtras};
 pub use enrich::Enrichment;
-pub use population::train_population;
+pub use population::{optimizer_step, train_population};
 
 use crate::error::EngineError;
 use crate::model::RecurrentModel;

@@ -1,6 +1,7 @@
 //! One population's training loop: minibatches, divergence, Adam, progress, evaluation.
 
-use super::adam::{Adam, clip, grad_norms, zero_run};
+use super::adam::{Adam, clip, grad_norms, zero_runs};
+use super::arm::GradOut;
 use super::arm::GradientRule;
 use super::batch::{DeviceData, epoch_order};
 use super::dense::eval_mse;
@@ -50,55 +51,61 @@ pub async fn train_population(
         let order = epoch_order(&mut rngs, train.n, settings.batch_size);
         // Loss summed over the trajectories seen, so the smaller last batch weighs less.
         let mut sums = vec![(0.0f64, 0usize); r];
+        let mut unread: Vec<Unread> = Vec::new();
+        let mut last_read = Instant::now();
         for (step, idx) in order.iter().enumerate() {
             if host.cancelled() {
                 return Err(EngineError::Cancelled);
             }
             let batch = train.batch(idx);
-            let live: Vec<bool> = diverged.iter().map(Option::is_none).collect();
-            let out = rule.grads(model, &params, &batch, &live);
-            let mut grads = out.grads;
-            let mut norms = grad_norms(&grads);
-            let read = read_f32(Tensor::cat(vec![out.loss, norms.clone().reshape([r])], 0)).await?;
-            let (losses, gnorms) = read.split_at(r);
-            let mut newly = false;
-            for run in 0..r {
-                if diverged[run].is_none() && !(losses[run].is_finite() && gnorms[run].is_finite()) {
-                    // Stop the run: zero its weights, gradient and optimizer state so the
-                    // rest of the population continues untouched.
-                    diverged[run] = Some(DivergedAt { epoch, step });
-                    adam.reset_run(run);
-                    params = params.into_iter().map(|p| zero_run(p, run)).collect();
-                    grads = grads.into_iter().map(|g| zero_run(g, run)).collect();
-                    newly = true;
+            let out = rule.grads(model, &params, &batch);
+            let (next, loss, norm) = optimizer_step(params, &mut adam, out);
+            params = next;
+            unread.push(Unread { step, b: batch.b, loss, norm });
+            // A read drains a GPU's queue: there, once per epoch (and every few seconds for the
+            // progress display); on the CPU it is a copy, so every step.
+            if step + 1 == order.len()
+                || reads_are_free(device)
+                || host.every_step()
+                || last_read.elapsed().as_secs_f64() >= GPU_READ_EVERY_S
+            {
+                let vals =
+                    read_f32(Tensor::cat(unread.iter().flat_map(|u| [u.loss.clone(), u.norm.clone()]).collect(), 0))
+                        .await?;
+                for (u, vals) in unread.drain(..).zip(vals.chunks(2 * r)) {
+                    let (losses, gnorms) = vals.split_at(r);
+                    let live: Vec<bool> = diverged.iter().map(Option::is_none).collect();
+                    rule.settle(&live);
+                    for run in 0..r {
+                        // The device zeroed the run at this step (`optimizer_step`); here the
+                        // host learns when.
+                        if diverged[run].is_none() && !(losses[run].is_finite() && gnorms[run].is_finite()) {
+                            diverged[run] = Some(DivergedAt { epoch, step: u.step });
+                        }
+                        if diverged[run].is_none() {
+                            sums[run].0 += losses[run] as f64 * u.b as f64;
+                            sums[run].1 += u.b;
+                        }
+                    }
+                    tally.work_done += r * weight;
+                    host.event(&Event::Progress(Progress {
+                        phase: specs[0].phase,
+                        arm: specs[0].arm,
+                        epoch: epoch + 1,
+                        epochs: settings.epochs,
+                        step: u.step + 1,
+                        steps,
+                        runs_done: tally.runs_done,
+                        runs_total: tally.runs_total,
+                        fraction: tally.work_done as f64 / tally.work_total.max(1) as f64,
+                        lrs: lrs.clone(),
+                        seeds: seeds.clone(),
+                        losses: (0..r).map(|i| diverged[i].is_none().then_some(losses[i] as f64)).collect(),
+                        elapsed_s: tally.start.elapsed().as_secs_f64(),
+                    }));
                 }
+                last_read = Instant::now();
             }
-            if newly {
-                norms = grad_norms(&grads);
-            }
-            params = adam.step(params, clip(grads, norms));
-            for run in 0..r {
-                if diverged[run].is_none() {
-                    sums[run].0 += losses[run] as f64 * batch.b as f64;
-                    sums[run].1 += batch.b;
-                }
-            }
-            tally.work_done += r * weight;
-            host.event(&Event::Progress(Progress {
-                phase: specs[0].phase,
-                arm: specs[0].arm,
-                epoch: epoch + 1,
-                epochs: settings.epochs,
-                step: step + 1,
-                steps,
-                runs_done: tally.runs_done,
-                runs_total: tally.runs_total,
-                fraction: tally.work_done as f64 / tally.work_total.max(1) as f64,
-                lrs: lrs.clone(),
-                seeds: seeds.clone(),
-                losses: (0..r).map(|i| diverged[i].is_none().then_some(losses[i] as f64)).collect(),
-                elapsed_s: tally.start.elapsed().as_secs_f64(),
-            }));
             host.pause().await;
         }
         for run in 0..r {
@@ -147,4 +154,45 @@ pub async fn train_population(
         host.event(&Event::RunFinished(rec.clone()));
     }
     Ok(records)
+}
+
+/// Seconds between two reads of a GPU's losses within an epoch (progress display only: what
+/// is computed does not depend on it).
+const GPU_READ_EVERY_S: f64 = 2.0;
+
+/// A step's per-run loss and gradient norm `[R]`, still on the device.
+struct Unread {
+    step: usize,
+    /// Trajectories in the step's minibatch.
+    b: usize,
+    loss: Tensor<1>,
+    norm: Tensor<1>,
+}
+
+/// Whether reading the device's values costs only a copy (a CPU backend).
+fn reads_are_free(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    return !matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = device;
+        true
+    }
+}
+
+/// One optimizer step on the device, nothing read: a run whose loss or gradient norm is not
+/// finite diverges here, its weights, gradient and Adam state zeroed (lr included, so it
+/// stays at zero) while the rest of the population continues untouched; then per-run
+/// clipping and Adam. Returns the new parameters and the step's loss and norms `[R]`, which
+/// the host reads later to learn which run diverged when.
+pub fn optimizer_step(params: Vec<Tensor<3>>, adam: &mut Adam, out: GradOut) -> (Vec<Tensor<3>>, Tensor<1>, Tensor<1>) {
+    let r = out.loss.dims()[0];
+    let norms = grad_norms(&out.grads);
+    let bad =
+        out.loss.clone().is_finite().bool_and(norms.clone().reshape([r]).is_finite()).bool_not().reshape([r, 1, 1]);
+    let params: Vec<Tensor<3>> = params.into_iter().map(|p| zero_runs(p, &bad)).collect();
+    let grads: Vec<Tensor<3>> = out.grads.into_iter().map(|g| zero_runs(g, &bad)).collect();
+    adam.zero_runs(&bad);
+    let kept = zero_runs(norms.clone(), &bad);
+    (adam.step(params, clip(grads, kept)), out.loss, norms.reshape([r]))
 }

@@ -627,6 +627,27 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   }
 });
 
+test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer kernels per step', async () => {
+  // The engine's own check (src/fused_check.rs) on this browser's WebGPU device: both arms'
+  // gradients and losses and a reversal, fused vs unfused, and the kernel launches of one
+  // training step of each arm, counted by cubecl.
+  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
+  const page = await openPage(gpuBrowser);
+  const c = await page.evaluate(async () => {
+    const m = await import('/www/pkg/rdbench.js');
+    await m.default();
+    await m.init_backend('webgpu', '');
+    return m.fused_check('webgpu', 2, 1);
+  });
+  const f = c.fused, u = c.unfused;
+  console.log(`    launches per step: dense ${f.dispatches_dense} vs ${u.dispatches_dense} unfused, idea ${f.dispatches_idea} ` +
+    `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}`);
+  assert(c.max_abs_diff <= 1e-4, `fused vs unfused on WebGPU: ${c.max_abs_diff}`);
+  assert(f.dispatches_dense * 10 <= u.dispatches_dense, `dense: ${f.dispatches_dense} vs ${u.dispatches_dense}`);
+  assert(f.dispatches_idea * 10 <= u.dispatches_idea, `idea: ${f.dispatches_idea} vs ${u.dispatches_idea}`);
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
 test('a bench split over 2 CPU workers gives the 1-worker report and records the calibration', async () => {
   // Runs are independent, so each worker trains its slice of every population and the page
   // relays finished runs: the report is the one-worker report but for timing and counts.

@@ -201,3 +201,16 @@ pub fn bench_runs(
     }
     runs
 }
+
+/// The small bench config the population tests train under (epochs, batch and idea settings).
+pub fn population_cfg() -> rdbench::config::BenchConfig {
+    rdbench::config::BenchConfig {
+        epochs: 2,
+        batch_size: 16,
+        hidden_size: 16,
+        k_max: 8,
+        reversal_iters: 10,
+        policy: rdbench::config::Policy::OneStep,
+        ..rdbench::config::BenchConfig::default()
+    }
+}
