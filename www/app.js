@@ -144,7 +144,12 @@ const engine = createEngine({
   backend: (info) => {
     results.setBackend(info);
     onBackendEstimate(info);
-    if (info.note) $('run-note').textContent = info.note;
+    // A GPU is read once per epoch (src/train/population.rs): say why progress comes in steps.
+    const gpu = info.backend === 'webgpu'
+      ? 'On WebGPU progress and the loss curve update once per epoch (and every 2 s): reading them every step would stall the GPU.'
+      : '';
+    const note = [info.note, gpu].filter(Boolean).join(' ');
+    if (note) $('run-note').textContent = note;
   },
   progress: (p) => results.progress(p),
   runFinished: () => {},

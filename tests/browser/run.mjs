@@ -605,6 +605,8 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   const gpuFirst = await page.evaluate(() => window.rdbench.firstProgress.losses[0]);
   assert(Math.abs(gpuFirst - cpuFirst) <= 1e-4, `first-step loss webgpu ${gpuFirst} vs cpu ${cpuFirst}`);
   console.log(`    first-step loss: webgpu ${gpuFirst}, cpu ${cpuFirst}`);
+  const note = await page.textContent('#run-note');
+  assert(/once per epoch/.test(note ?? ''), `the page does not say how GPU progress arrives: ${note}`);
   await page.screenshot({ path: join(ARTIFACTS, 'webgpu-run.png'), fullPage: true });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 
