@@ -144,6 +144,12 @@ fn packed_offsets(f: usize, hd: usize, od: usize) -> (usize, usize, usize, usize
     (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, p_b_o + od)
 }
 
+/// Values per row of the VJP's scratch inside a kernel, as [`scratch_len`].
+#[cube]
+fn scratch_row(hd: usize, f: usize, od: usize) -> usize {
+    8 * hd + od + f + 2
+}
+
 /// One GRU step: a unit per (run, row, hidden unit).
 #[cube(launch_unchecked)]
 fn gru_step_kernel(
@@ -328,7 +334,7 @@ fn gru_vjp_rows_kernel(
     // The packed row's offsets (PackedLayout::offsets).
     let (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, plen) = packed_offsets(f, hd, od);
     let base = r * plen;
-    let s_len = 8 * hd + od + f + 2;
+    let s_len = scratch_row(hd, f, od);
     let s = rr * s_len;
     let mut sqs = Shared::<[f32]>::new_slice(comptime!(o as usize));
     let mut hs = Shared::<[f32]>::new_slice(comptime!(hid as usize));
@@ -469,7 +475,7 @@ fn gru_vjp_weights_kernel(
     let h3 = 3 * hd;
     let (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, params) = packed_offsets(f, hd, od);
     let plen = params + 1;
-    let s_len = 8 * hd + od + f + 2;
+    let s_len = scratch_row(hd, f, od);
     let (s_x, s_hp, s_one) = (7 * hd + od, 7 * hd + od + f, s_len - 2);
     let r = pos / plen;
     let q = pos % plen;

@@ -155,8 +155,7 @@ impl RecurrentModel for Gru {
             let _ = (h, x, y);
             return loss;
         }
-        let pred = self.readout(p, h, x);
-        loss + (pred - y).square().sum_dim(2).sum_dim(1)
+        loss + super::squared_error(self.readout(p, h, x), y)
     }
 
     fn grad_zeros(&self, p: &[Tensor<3>]) -> Vec<Tensor<3>> {
@@ -167,7 +166,7 @@ impl RecurrentModel for Gru {
             let r = p[0].dims()[0];
             return vec![Tensor::zeros([r, 1, self.packed().grad_len()], &p[0].device()), cube_kernels::gru_pack(p)];
         }
-        p.iter().map(|t| t.zeros_like()).collect()
+        super::zeros_like_each(p)
     }
 
     fn grads_of(&self, acc: Vec<Tensor<3>>, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {

@@ -113,17 +113,21 @@ pub fn without_gpu_fusion<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Whether `device` runs the fused GPU kernels (burn's cubecl backend, without autodiff).
-pub fn cube_on(device: &Device) -> bool {
+/// Whether `device` is on burn's cubecl backend (a GPU: WebGPU, Vulkan); false in builds
+/// without the GPU kernels.
+pub fn cube_device(device: &Device) -> bool {
     #[cfg(feature = "cube")]
-    return GPU_FUSION.with(|c| c.get())
-        && !device.is_autodiff()
-        && matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
+    return matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
     #[cfg(not(feature = "cube"))]
     {
         let _ = device;
         false
     }
+}
+
+/// Whether `device` runs the fused GPU kernels (burn's cubecl backend, without autodiff).
+pub fn cube_on(device: &Device) -> bool {
+    GPU_FUSION.with(|c| c.get()) && !device.is_autodiff() && cube_device(device)
 }
 
 /// The fused GRU reversal on tensors (see [`CellKernels::gru_reverse`]).
@@ -138,7 +142,7 @@ pub fn gru_step(p: [&Tensor<3>; 4], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
     Tensor::from_dispatch(<D as CellKernels>::gru_step(a, b, c, d, h.into_dispatch(), x.into_dispatch()))
 }
 
-/// The fused GRU vector-Jacobian product (see [`CellKernels::gru_step_vjp`]); `p` and
+/// The fused GRU vector-Jacobian product (see [`GruHostVjp::gru_step_vjp`]); `p` and
 /// `grads` in the model's order (w_ih, w_hh, b_ih, b_hh, w_o, b_o).
 pub fn gru_step_vjp(
     p: &[Tensor<3>],

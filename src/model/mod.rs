@@ -108,14 +108,13 @@ pub trait RecurrentModel: Send + Sync {
     /// `loss + sum((p_t - y)^2)` per run (`loss [R, 1, 1]`, the sum over rows and features):
     /// one step's term of the training loss, from h_t.
     fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
-        let pred = self.readout(p, h, x);
-        loss + (pred - y).square().sum_dim(2).sum_dim(1)
+        loss + squared_error(self.readout(p, h, x), y)
     }
     /// What a backward pass carries through [`step_vjp`](Self::step_vjp), starting at a zero
     /// gradient: one zero tensor per parameter, unless the model keeps another layout on this
     /// device (the GRU on a GPU: its gradient and its parameters, each packed in one tensor).
     fn grad_zeros(&self, p: &[Tensor<3>]) -> Vec<Tensor<3>> {
-        p.iter().map(|t| t.zeros_like()).collect()
+        zeros_like_each(p)
     }
     /// The parameter gradients (in [`Params`] order) a pass's accumulator from
     /// [`grad_zeros`](Self::grad_zeros) holds at its end, and the pass's summed squared
@@ -146,6 +145,18 @@ pub trait RecurrentModel: Send + Sync {
     /// Give run `run` rank `rank` (only called when `rank_limits` is Some). The function
     /// must not change at that moment: the new columns enter at zero.
     fn set_rank(&self, _p: &mut [Tensor<3>], _run: usize, _rank: usize) {}
+}
+
+/// Per-run sum of squared errors `[R, 1, 1]` of predictions `pred` against `y` (`[R, N, O]`).
+#[cfg(feature = "engine")]
+pub fn squared_error(pred: Tensor<3>, y: Tensor<3>) -> Tensor<3> {
+    (pred - y).square().sum_dim(2).sum_dim(1)
+}
+
+/// One zero tensor shaped like each of `p` (a gradient in the parameters' own layout).
+#[cfg(feature = "engine")]
+pub fn zeros_like_each(p: &[Tensor<3>]) -> Vec<Tensor<3>> {
+    p.iter().map(|t| t.zeros_like()).collect()
 }
 
 /// Build a model by its config name; an unknown name or a shape it cannot take is an error.

@@ -3,6 +3,7 @@
 //! Written by hand because every run of a population needs its own lr and its own clip
 //! coefficient; the arithmetic follows torch.optim.Adam and torch.nn.utils.clip_grad_norm_.
 
+use crate::model::zeros_like_each;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 
 /// Adam hyper-parameters of spec §3.
@@ -49,8 +50,8 @@ impl Adam {
     pub fn new(params: &[Tensor<3>], lrs: &[f64], device: &Device) -> Self {
         let lr_data: Vec<f32> = lrs.iter().map(|&l| l as f32).collect();
         Adam {
-            m: params.iter().map(|p| p.zeros_like()).collect(),
-            v: params.iter().map(|p| p.zeros_like()).collect(),
+            m: zeros_like_each(params),
+            v: zeros_like_each(params),
             step: 0,
             lr: Tensor::from_data(TensorData::new(lr_data, [lrs.len(), 1, 1]), device),
         }

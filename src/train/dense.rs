@@ -5,7 +5,7 @@
 use super::arm::{GradOut, GradientRule, LocalFuture, RunExtras};
 use super::batch::{Batch, DeviceData};
 use crate::error::EngineError;
-use crate::model::RecurrentModel;
+use crate::model::{RecurrentModel, squared_error};
 use burn::tensor::Tensor;
 
 /// The baseline arm's rule: dense BPTT, nothing before epochs, no extras.
@@ -79,7 +79,7 @@ pub fn autodiff_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &
     }
     // [R, T*B, F] time-major, matching batch.y_all.
     let pred = Tensor::cat(preds, 1);
-    let per_run = (pred - batch.y_all.clone()).square().sum_dim(2).sum_dim(1).mul_scalar(batch.mse_scale());
+    let per_run = squared_error(pred, batch.y_all.clone()).mul_scalar(batch.mse_scale());
     // Runs are independent, so the gradient of the sum is each run's own gradient.
     let g = per_run.clone().sum().backward();
     let grads = leaves.iter().map(|p| p.grad(&g).expect("every parameter takes part in the loss")).collect();
@@ -101,8 +101,7 @@ fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) 
 /// Per-run MSE of `params` on `batch` (no gradient), summed on the device in f32.
 pub fn mse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<1> {
     let [r, _, _] = params[0].dims();
-    let err = predictions(model, params, batch) - batch.y_all.clone();
-    err.square().sum_dim(2).sum_dim(1).mul_scalar(batch.mse_scale()).reshape([r])
+    squared_error(predictions(model, params, batch), batch.y_all.clone()).mul_scalar(batch.mse_scale()).reshape([r])
 }
 
 /// Per-run, per-trajectory sum of squared errors `[R, B]`: few enough terms each that f32

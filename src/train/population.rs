@@ -171,13 +171,7 @@ struct Unread {
 
 /// Whether reading the device's values costs only a copy (a CPU backend).
 fn reads_are_free(device: &Device) -> bool {
-    #[cfg(feature = "cube")]
-    return !matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
-    #[cfg(not(feature = "cube"))]
-    {
-        let _ = device;
-        true
-    }
+    !crate::model::kernels::cube_device(device)
 }
 
 /// One optimizer step on the device, nothing read: a run whose loss or gradient norm is not
