@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the browser app into www/pkg/: the engine (worker) and the charts (page) as wasm,
+# Build the browser app into www/pkg/: the worker (the engine) and the page (charts) as wasm,
 # bound with the wasm-bindgen CLI pinned to Cargo.lock's version, then precompressed.
 # Installs what is missing (wasm32 target, wasm-bindgen-cli); skips what is there.
 set -euo pipefail
@@ -21,16 +21,16 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION"
   cargo install --force wasm-bindgen-cli --version "$WB_VERSION"
 fi
 
-echo "== building the engine (worker) wasm"
-cargo build --profile "$PROFILE" --target "$TARGET" --lib --features webgpu
-echo "== building the charts (page) wasm"
-cargo build --profile "$PROFILE" --target "$TARGET" --lib -p rdbench-charts
+echo "== building the worker (engine) wasm"
+cargo build --profile "$PROFILE" --target "$TARGET" --lib -p rdbench-worker
+echo "== building the page (charts) wasm"
+cargo build --profile "$PROFILE" --target "$TARGET" --lib -p rdbench-page
 
 mkdir -p "$OUT"
 # The name section (3.8 MB) is dropped from the served engine (cargo's output keeps it, for
 # profiling).
-wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$OUT" "$CARGO_TARGET_DIR/$TARGET/$PROFILE/rdbench.wasm"
-wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$OUT" "$CARGO_TARGET_DIR/$TARGET/$PROFILE/rdbench_charts.wasm"
+wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$OUT" "$CARGO_TARGET_DIR/$TARGET/$PROFILE/rdbench_worker.wasm"
+wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$OUT" "$CARGO_TARGET_DIR/$TARGET/$PROFILE/rdbench_page.wasm"
 
 echo "== precompressing"
 node scripts/compress.mjs "$OUT"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The habits, as a script CI runs (via `npm test`): formatting, and clippy with warnings as
-# errors on every target the project builds (native workspace with tests, the engine and the
-# charts for wasm32).
+# errors on every target the project builds (native workspace with tests; the worker and the
+# page for wasm32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/rdbench-target}"
@@ -14,6 +14,5 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== clippy (native, all targets)"
 cargo clippy --release --workspace --all-targets -- -D warnings
-echo "== clippy (wasm32: engine with WebGPU, charts)"
-cargo clippy --profile wasm-release --target wasm32-unknown-unknown --lib --features webgpu -- -D warnings
-cargo clippy --profile wasm-release --target wasm32-unknown-unknown --lib -p rdbench-charts -- -D warnings
+echo "== clippy (wasm32: the worker with the engine on WebGPU, the page)"
+cargo clippy --profile wasm-release --target wasm32-unknown-unknown --lib -p rdbench-worker -p rdbench-page -- -D warnings

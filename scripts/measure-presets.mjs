@@ -39,9 +39,8 @@ try {
   if (preset === 'kernels') {
     // The engine's wasm on the page's own thread: `fused_check` per backend and population.
     const rows = await page.evaluate(async () => {
-      const m = await import('/www/pkg/rdbench.js');
+      const m = await import('/www/pkg/rdbench_worker.js');
       await m.default();
-      await m.init_backend('webgpu', '');
       const out = [];
       for (const pop of [1, 8]) out.push(await m.fused_check('webgpu', pop, 2));
       out.push(await m.fused_check('cpu', 8, 2));

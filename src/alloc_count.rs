@@ -1,5 +1,5 @@
-//! A counting global allocator for memory measurements (native binaries and tests install
-//! it with `#[global_allocator]`).
+//! A counting global allocator for memory measurements (the CLI and the memory tests install
+//! it with `#[global_allocator]`, then [`install_meter`] so the engine's probes read it).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -94,13 +94,32 @@ pub fn installed() -> bool {
     INSTALLED.load(Ordering::Relaxed)
 }
 
+/// The engine reads this allocator's per-thread counters through its `HeapMeter`.
+struct Meter;
+
+impl rdbench_engine::memory::HeapMeter for Meter {
+    fn start(&self) -> isize {
+        let base = THREAD_LIVE.with(Cell::get);
+        THREAD_PEAK.with(|p| p.set(base));
+        base
+    }
+    fn peak_since(&self, mark: isize) -> Option<usize> {
+        let peak = THREAD_PEAK.with(Cell::get);
+        installed().then(|| (peak - mark).max(0) as usize)
+    }
+}
+
+/// Let the engine measure with this allocator (call once, in a binary that installs it).
+pub fn install_meter() {
+    rdbench_engine::memory::set_meter(&Meter);
+}
+
 /// Peak bytes above the starting level that this thread allocated while `f` ran, or None
 /// when the counting allocator is not installed. Other threads' allocations do not count,
 /// so it measures one pass even while other populations train.
 pub fn thread_peak_during<T>(f: impl FnOnce() -> T) -> (T, Option<usize>) {
-    let base = THREAD_LIVE.with(Cell::get);
-    THREAD_PEAK.with(|p| p.set(base));
+    use rdbench_engine::memory::HeapMeter;
+    let mark = Meter.start();
     let out = f();
-    let peak = THREAD_PEAK.with(Cell::get);
-    (out, installed().then(|| (peak - base).max(0) as usize))
+    (out, Meter.peak_since(mark))
 }

@@ -1,14 +1,12 @@
 //! Native CLI entry point; see `rdbench --help`.
 
-#[cfg(not(target_arch = "wasm32"))]
+use clap::Parser;
+
+/// Counts heap bytes so the engine can measure a backward pass's peak (`memory` in reports).
 #[global_allocator]
 static ALLOC: rdbench::alloc_count::Counting = rdbench::alloc_count::Counting;
 
-#[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    use clap::Parser;
+    rdbench::alloc_count::install_meter();
     std::process::exit(rdbench::cli::main_with(rdbench::cli::Cli::parse()));
 }
-
-#[cfg(target_arch = "wasm32")]
-fn main() {}

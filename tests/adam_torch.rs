@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use rdbench::train::adam::{Adam, clip, grad_norms};
+use rdbench_engine::train::adam::{Adam, clip, grad_norms};
 
 #[test]
 fn two_steps_match_torch_per_run() {

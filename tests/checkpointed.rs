@@ -4,12 +4,12 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
-use rdbench::idea::checkpointed::checkpointed_grads;
-use rdbench::model::Gru;
-use rdbench::track::{Pendulum, Track};
-use rdbench::train::batch::{Batch, DeviceData};
-use rdbench::train::dense::autodiff_grads;
-use rdbench::train::init_population;
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::model::Gru;
+use rdbench_engine::train::batch::{Batch, DeviceData};
+use rdbench_engine::train::dense::autodiff_grads;
+use rdbench_engine::train::init_population;
 
 fn setup(seeds: &[u64], b: usize) -> (Gru, Vec<Tensor<3>>, Batch) {
     let data = Pendulum::default().generate(0);

@@ -7,21 +7,22 @@
 mod common;
 use burn::tensor::{Device, Tensor};
 use common::*;
-use rdbench::fused_check::fused_check;
-use rdbench::idea::checkpointed::checkpointed_grads;
-use rdbench::model::kernels::{cube_on, without_gpu_fusion};
-use rdbench::model::{Gru, RecurrentModel};
-use rdbench::progress::{Arm, Phase, Quiet, RunRecord, RunSpec};
-use rdbench::protocol::rule_for;
-use rdbench::track::{Dataset, Pendulum, Track};
-use rdbench::train::batch::DeviceData;
-use rdbench::train::dense::{dense_grads, hidden_states};
-use rdbench::train::{Tally, TrainSettings, train_population};
+use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec};
+use rdbench_core::track::{Dataset, Pendulum, Track};
+use rdbench_engine::fused_check::fused_check;
+use rdbench_engine::host::Quiet;
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::model::kernels::cube_on;
+use rdbench_engine::model::{Gru, RecurrentModel};
+use rdbench_engine::protocol::rule_for;
+use rdbench_engine::train::batch::DeviceData;
+use rdbench_engine::train::dense::{dense_grads, hidden_states};
+use rdbench_engine::train::{Tally, TrainSettings, train_population};
 
 const TOL: f64 = 1e-4;
 
 fn gpu() -> Device {
-    let b = rdbench::backend::vulkan().unwrap_or_else(|e| panic!("these tests need a Vulkan adapter: {e}"));
+    let b = rdbench_engine::backend::vulkan().unwrap_or_else(|e| panic!("these tests need a Vulkan adapter: {e}"));
     assert!(cube_on(&b.device), "the Vulkan device runs the fused kernels");
     b.device
 }
@@ -31,7 +32,7 @@ fn on(t: &Tensor<3>, device: &Device) -> Tensor<3> {
 }
 
 /// The torch fixture's parameters and batch on `device`.
-fn fixture_on(device: &Device) -> (GruFixture, Vec<Tensor<3>>, rdbench::train::batch::Batch) {
+fn fixture_on(device: &Device) -> (GruFixture, Vec<Tensor<3>>, rdbench_engine::train::batch::Batch) {
     let fx = gru_fixture();
     let params = fx.params.iter().map(|p| on(p, device)).collect();
     let ds = Dataset {
@@ -98,11 +99,11 @@ fn fused_and_unfused_agree_and_the_fused_path_launches_10x_fewer_kernels() {
     assert!(f.dispatches_idea * 10 <= u.dispatches_idea, "idea {} vs {}", f.dispatches_idea, u.dispatches_idea);
     // The unfused path still works on the GPU (it is the reference).
     let model = Gru::new(2, 8, 2);
-    let (params, _) = rdbench::train::init_population(&model, &[1], &dev);
+    let (params, _) = rdbench_engine::train::init_population(&model, &[1], &dev);
     let data = Pendulum { n_train: 8, n_test: 8, ..Pendulum::default() }.generate(0);
     let batch = DeviceData::new(&data.train, &dev).all(1, 4);
     let a = read(dense_grads(&model, &params, &batch).loss);
-    let b = read(without_gpu_fusion(|| dense_grads(&model, &params, &batch)).loss);
+    let b = read(dense_grads(&model.clone().without_gpu_kernels(), &params, &batch).loss);
     assert!((a[0] - b[0]).abs() < TOL, "{a:?} vs {b:?}");
 }
 
@@ -151,11 +152,11 @@ fn packed_layout_round_trips_the_parameters() {
     // gru_pack then unpack gives every parameter back (the GPU gradient's layout).
     let dev = gpu();
     let model = Gru::new(3, 5, 2);
-    let (params, _) = rdbench::train::init_population(&model, &[4, 5], &dev);
-    let layout = rdbench::model::cube_kernels::PackedLayout { f: 3, h: 5, o: 2 };
-    let packed = rdbench::model::cube_kernels::gru_pack(&params);
+    let (params, _) = rdbench_engine::train::init_population(&model, &[4, 5], &dev);
+    let layout = rdbench_engine::model::cube_kernels::PackedLayout { f: 3, h: 5, o: 2 };
+    let packed = rdbench_engine::model::cube_kernels::gru_pack(&params);
     assert_eq!(packed.dims(), [2, 1, layout.len()]);
-    let back = rdbench::model::cube_kernels::unpack(packed, layout, &model.param_shapes());
+    let back = rdbench_engine::model::cube_kernels::unpack(packed, layout, &model.param_shapes());
     for (a, b) in params.iter().zip(back) {
         assert_eq!(read(a.clone()), read(b));
     }

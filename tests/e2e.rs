@@ -3,12 +3,13 @@
 //! the same numbers again; a huge lr is reported as divergence; the reference report loads;
 //! a resumed bench reuses exactly the matching runs and gives the uninterrupted report.
 
-use rdbench::backend;
-use rdbench::config::BenchConfig;
-use rdbench::progress::{Event, Host, Quiet, RunRecord, Slice};
-use rdbench::protocol::{Prior, run_bench};
-use rdbench::report::{ProblemKind, Report, validate_json};
-use rdbench::stats::Verdict;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{RunRecord, Slice};
+use rdbench_core::report::{ProblemKind, Report, validate_json};
+use rdbench_core::stats::Verdict;
+use rdbench_engine::backend;
+use rdbench_engine::host::{Event, Host, Quiet};
+use rdbench_engine::protocol::{Prior, run_bench};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -164,7 +165,7 @@ fn huge_lr_is_reported_as_divergence() {
     assert!(warnings[0].contains("diverged"));
     assert!(warnings[runs.len()].contains("2 of 2 pairs left out"), "{warnings:?}");
     let dropped = &r.statistics.as_ref().unwrap().dropped_pairs;
-    assert!(dropped.iter().all(|d| d.reason == rdbench::report::DropReason::BothDiverged) && dropped.len() == 2);
+    assert!(dropped.iter().all(|d| d.reason == rdbench_core::report::DropReason::BothDiverged) && dropped.len() == 2);
     validate_json(&r.to_json()).unwrap_or_else(|p| panic!("{p:?}"));
 }
 
@@ -193,7 +194,7 @@ fn cancel_keeps_finished_runs_and_they_can_be_reused() {
     // The baseline sweep population (2 runs x 2 epochs x 10 steps) finishes, then cancel.
     let mut host = CancelAfter { steps: 25, finished: 0 };
     let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
-    assert_eq!(stopped.reason, rdbench::error::EngineError::Cancelled);
+    assert_eq!(stopped.reason, rdbench_engine::error::EngineError::Cancelled);
     assert_eq!(stopped.runs.len(), 2);
     assert_eq!(host.finished, 2);
     assert!(stopped.runs.iter().all(|r| r.backend == "cpu-flex" && r.run_hash == cfg.run_hash()));
@@ -256,7 +257,7 @@ fn split_bench(
     cfg: &BenchConfig,
     count: usize,
     prior: &[RunRecord],
-) -> Vec<Result<Report, rdbench::protocol::Stopped>> {
+) -> Vec<Result<Report, rdbench_engine::protocol::Stopped>> {
     let (txs, rxs): (Vec<_>, Vec<_>) = (0..count).map(|_| mpsc::channel()).unzip();
     std::thread::scope(|scope| {
         let handles: Vec<_> = rxs
@@ -302,7 +303,7 @@ fn a_bench_split_over_workers_gives_the_one_worker_report() {
 #[test]
 fn calibration_times_real_steps_and_names_the_backend() {
     let cfg = tiny();
-    let c = futures::executor::block_on(rdbench::calibrate::calibrate(
+    let c = futures::executor::block_on(rdbench_engine::calibrate::calibrate(
         &cfg,
         &cpu1(),
         4,
@@ -316,7 +317,8 @@ fn calibration_times_real_steps_and_names_the_backend() {
     // well under a second on any machine this runs on.
     assert!(c.ms_per_work_unit > 1e-3 && c.ms_per_work_unit < 1e3, "{c:?}");
     let bad = BenchConfig { n_seeds: 0, ..tiny() };
-    let e = futures::executor::block_on(rdbench::calibrate::calibrate(&bad, &cpu1(), 4, 3, Default::default(), 1));
+    let e =
+        futures::executor::block_on(rdbench_engine::calibrate::calibrate(&bad, &cpu1(), 4, 3, Default::default(), 1));
     assert!(e.unwrap_err().to_string().contains("n_seeds"), "an invalid config is rejected by name");
 }
 
@@ -326,7 +328,7 @@ fn work_total_counts_every_run_step_with_its_weight() {
     // full training trajectories in minibatches of 32; the idea's steps weigh 6.
     let cfg = tiny();
     let per_arm = 2 * 10 * 2 + 2 * 13 * 2;
-    assert_eq!(rdbench::protocol::work_total(&cfg), per_arm + 6 * per_arm);
+    assert_eq!(rdbench_engine::protocol::work_total(&cfg), per_arm + 6 * per_arm);
 }
 
 /// [`untimed`] without what a split over threads or workers changes: the slice sizes

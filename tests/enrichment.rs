@@ -6,15 +6,16 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
-use rdbench::config::BenchConfig;
-use rdbench::model::{ModelShape, RecurrentModel, RevOde};
-use rdbench::progress::{Arm, Phase, Quiet, RankStep, RunRecord, RunSpec};
-use rdbench::protocol::rule_for;
-use rdbench::track::{Pendulum, Track};
-use rdbench::train::adam::{Adam, clip, grad_norms};
-use rdbench::train::batch::{Batch, DeviceData};
-use rdbench::train::dense::{dense_grads, hidden_states};
-use rdbench::train::{Tally, TrainSettings, init_population, train_population};
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase, RankStep, RunRecord, RunSpec};
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::host::Quiet;
+use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
+use rdbench_engine::protocol::rule_for;
+use rdbench_engine::train::adam::{Adam, clip, grad_norms};
+use rdbench_engine::train::batch::{Batch, DeviceData};
+use rdbench_engine::train::dense::{dense_grads, hidden_states};
+use rdbench_engine::train::{Tally, TrainSettings, init_population, train_population};
 
 const H: usize = 16;
 

@@ -12,10 +12,10 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
-use rdbench::idea::policy::Policy;
-use rdbench::idea::probe::{ProbeSettings, probe};
-use rdbench::model::{Gru, RecurrentModel};
-use rdbench::train::batch::Batch;
+use rdbench_core::policy::Policy;
+use rdbench_engine::idea::probe::{ProbeSettings, probe};
+use rdbench_engine::model::{Gru, RecurrentModel};
+use rdbench_engine::train::batch::Batch;
 use serde_json::Value;
 
 /// Iteration counts the fixture holds.
@@ -126,7 +126,7 @@ fn forward_states_match_torch() {
     // The reversal starts from torch's h_t; our own forward pass must agree with them too.
     let fx = load();
     let model = Gru::new(fx.f, fx.h, fx.f);
-    let hs = rdbench::train::dense::hidden_states(&model, &fx.params, &fx.batch);
+    let hs = rdbench_engine::train::dense::hidden_states(&model, &fx.params, &fx.batch);
     let want = flat(&fx.v["states"]);
     for t in 1..=fx.t {
         let got = read(hs[t].clone());

@@ -4,9 +4,9 @@
 
 mod common;
 use common::*;
-use rdbench::idea::checkpointed::checkpointed_grads;
-use rdbench::model::{Gru, RecurrentModel};
-use rdbench::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::model::{Gru, RecurrentModel};
+use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
 
 const TOL: f64 = 1e-5;
 

@@ -6,20 +6,21 @@
 mod common;
 use common::*;
 use rdbench::alloc_count::{Counting, thread_peak_during};
-use rdbench::idea::checkpointed::checkpointed_grads;
-use rdbench::idea::policy::Policy;
-use rdbench::idea::probe::{ProbeSettings, probe};
-use rdbench::model::Gru;
-use rdbench::model::{ModelShape, RevOde};
-use rdbench::track::{Pendulum, Track};
-use rdbench::train::batch::DeviceData;
-use rdbench::train::init_population;
+use rdbench_core::policy::Policy;
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::idea::probe::{ProbeSettings, probe};
+use rdbench_engine::model::Gru;
+use rdbench_engine::model::{ModelShape, RevOde};
+use rdbench_engine::train::batch::DeviceData;
+use rdbench_engine::train::init_population;
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
 #[test]
 fn k16_peak_is_below_k1_peak_by_the_states_it_does_not_keep() {
+    rdbench::alloc_count::install_meter();
     let (h, b) = (256usize, 64usize);
     let data = Pendulum::default().generate(0);
     let model = Gru::new(2, h, 2);

@@ -3,13 +3,14 @@
 
 mod common;
 use common::*;
-use rdbench::config::BenchConfig;
-use rdbench::model::Gru;
-use rdbench::progress::{Arm, Event, Host, Phase, Quiet, RunRecord, RunSpec};
-use rdbench::protocol::rule_for;
-use rdbench::track::{Pendulum, Track};
-use rdbench::train::batch::DeviceData;
-use rdbench::train::{Tally, TrainSettings, train_population};
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec};
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::host::{Event, Host, Quiet};
+use rdbench_engine::model::Gru;
+use rdbench_engine::protocol::rule_for;
+use rdbench_engine::train::batch::DeviceData;
+use rdbench_engine::train::{Tally, TrainSettings, train_population};
 
 /// The bench config these populations train under (epochs, batch and idea settings).
 fn cfg() -> BenchConfig {

@@ -6,12 +6,12 @@
 mod common;
 use burn::tensor::{Tensor, TensorData};
 use common::*;
-use rdbench::idea::probe::{cosine_of_sums, grad_dot_sums};
-use rdbench::model::{Gru, RecurrentModel};
-use rdbench::track::{Pendulum, Track};
-use rdbench::train::batch::DeviceData;
-use rdbench::train::dense::{eval_mse, mse};
-use rdbench::train::{init_population, read_f32};
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::idea::probe::{cosine_of_sums, grad_dot_sums};
+use rdbench_engine::model::{Gru, RecurrentModel};
+use rdbench_engine::train::batch::DeviceData;
+use rdbench_engine::train::dense::{eval_mse, mse};
+use rdbench_engine::train::{init_population, read_f32};
 
 fn filled(v: f32, a: usize, b: usize) -> Tensor<3> {
     Tensor::from_data(TensorData::new(vec![v; a * b], [1, a, b]), &device())

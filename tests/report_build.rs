@@ -4,10 +4,10 @@
 
 mod common;
 use common::*;
-use rdbench::config::BenchConfig;
-use rdbench::progress::{Arm, Phase};
-use rdbench::report::{DropReason, DroppedPair, Environment, ProblemKind, Report, build, validate_json};
-use rdbench::stats::Verdict;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase};
+use rdbench_core::report::{DropReason, DroppedPair, Environment, ProblemKind, Report, build, validate_json};
+use rdbench_core::stats::Verdict;
 use serde_json::Value;
 
 fn cfg(n_seeds: usize) -> BenchConfig {

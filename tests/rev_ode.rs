@@ -6,18 +6,18 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
-use rdbench::backend;
-use rdbench::config::{BenchConfig, parse_texts};
-use rdbench::idea::checkpointed::checkpointed_grads;
-use rdbench::idea::policy::Policy;
-use rdbench::idea::probe::{ProbeSettings, probe};
-use rdbench::model::{self, ModelShape};
-use rdbench::progress::Quiet;
-use rdbench::protocol::run_bench;
-use rdbench::track::{Pendulum, Track};
-use rdbench::train::batch::DeviceData;
-use rdbench::train::dense::dense_grads;
-use rdbench::train::init_population;
+use rdbench_core::config::{BenchConfig, parse_texts};
+use rdbench_core::policy::Policy;
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::backend;
+use rdbench_engine::host::Quiet;
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::idea::probe::{ProbeSettings, probe};
+use rdbench_engine::model::{self, ModelShape};
+use rdbench_engine::protocol::run_bench;
+use rdbench_engine::train::batch::DeviceData;
+use rdbench_engine::train::dense::dense_grads;
+use rdbench_engine::train::init_population;
 
 fn shape(hidden: usize, rank0: usize) -> ModelShape {
     ModelShape { input: 2, hidden, output: 2, rank0, rank_max: 8 }
@@ -82,7 +82,7 @@ fn the_rev_ode_report_does_not_depend_on_how_runs_are_split_over_threads() {
     let run = |threads| {
         let b = backend::Backend { threads, ..backend::cpu("flex").unwrap() };
         let r = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut Quiet)).unwrap();
-        if let Err(p) = rdbench::report::validate_json(&r.to_json()) {
+        if let Err(p) = rdbench_core::report::validate_json(&r.to_json()) {
             panic!("{p:?}");
         }
         let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();

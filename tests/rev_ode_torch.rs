@@ -6,11 +6,11 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
-use rdbench::idea::checkpointed::checkpointed_grads;
-use rdbench::idea::policy::Policy;
-use rdbench::idea::probe::{ProbeSettings, probe};
-use rdbench::model::{ModelShape, RecurrentModel, RevOde};
-use rdbench::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
+use rdbench_core::policy::Policy;
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::idea::probe::{ProbeSettings, probe};
+use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
+use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
 use serde_json::Value;
 
 const TOL: f64 = 1e-5;

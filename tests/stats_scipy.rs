@@ -4,9 +4,9 @@
 
 mod common;
 use common::*;
-use rdbench::stats::permutation::{SignFlipMethod, null_distribution, sign_flip_p};
-use rdbench::stats::rank::spearman;
-use rdbench::stats::wilcoxon::{WilcoxonMethod, normal_sf, wilcoxon};
+use rdbench_core::stats::permutation::{SignFlipMethod, null_distribution, sign_flip_p};
+use rdbench_core::stats::rank::spearman;
+use rdbench_core::stats::wilcoxon::{WilcoxonMethod, normal_sf, wilcoxon};
 
 #[test]
 fn seed_report_diffs_give_the_exact_p() {

@@ -3,12 +3,15 @@
 //! (each still validates, so it loads in the viewer), and a chart; bad inputs are refused
 //! with a reason.
 
-use rdbench::backend;
-use rdbench::config::BenchConfig;
-use rdbench::progress::{Arm, Phase, Quiet};
-use rdbench::protocol::run_bench;
-use rdbench::report::validate_json;
-use rdbench::study::{StudyReport, bench_configs, build_study, chart, summary};
+use rdbench::summary::study as summary;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase};
+use rdbench_core::report::validate_json;
+use rdbench_core::study::{StudyReport, bench_configs, build_study};
+use rdbench_engine::backend;
+use rdbench_engine::host::Quiet;
+use rdbench_engine::protocol::run_bench;
+use rdbench_page::study_chart as chart;
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -23,6 +26,7 @@ fn tiny() -> BenchConfig {
 fn texts() -> &'static Vec<String> {
     static T: OnceLock<Vec<String>> = OnceLock::new();
     T.get_or_init(|| {
+        rdbench::alloc_count::install_meter();
         let b = backend::cpu("flex").unwrap();
         bench_configs(&tiny())
             .iter()

@@ -5,9 +5,9 @@
 
 mod common;
 use common::*;
-use rdbench::config::BenchConfig;
-use rdbench::progress::{Arm, Phase};
-use rdbench::report::{Environment, Report, build};
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase};
+use rdbench_core::report::{Environment, Report, build};
 
 /// Four paired seeds, seed 3's idea run diverged; probes in both regimes; runs from two
 /// backends, two of them reused.
@@ -47,7 +47,7 @@ fn report() -> Report {
 
 #[test]
 fn summary_matches_the_golden_text() {
-    let got = rdbench::summary::render(&report());
+    let got = rdbench::summary::bench::render(&report());
     let path = format!("{}/tests/fixtures/summary_golden.txt", env!("CARGO_MANIFEST_DIR"));
     if std::env::var_os("RDBENCH_BLESS").is_some() {
         std::fs::write(&path, &got).unwrap();

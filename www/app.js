@@ -31,7 +31,7 @@ function engineStatus(text, ready = false) {
 }
 
 // The charts wasm draws the charts and also carries the config schema and parser (Rust's).
-const charts = import('./pkg/rdbench_charts.js').then(async (m) => {
+const charts = import('./pkg/rdbench_page.js').then(async (m) => {
   await m.default();
   timings.chartsReady = performance.now();
   return m;

@@ -4,7 +4,7 @@
 // the runs that already finished, and replace the workers after a crash. It speaks only the
 // messages of www/protocol.js and touches no DOM: the page learns what happened through the
 // callbacks given to createEngine.
-import { EVENT, STOP_REASON, request } from './protocol.js';
+import { EVENT, STOP_REASON, event, request } from './protocol.js';
 
 /** CPU workers by default: one per hardware thread, at most 8 (a population has ~9 runs). */
 export const defaultWorkers = () => Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
@@ -66,7 +66,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     pool.length = 0;
     state.loaded = false;
     resolved.clear();
-    if (resolving) resolving.settle({ type: EVENT.stopped, reason: STOP_REASON.backend, message: 'the engine worker stopped', runs: [] });
+    if (resolving) resolving.settle(event.stopped(STOP_REASON.backend, 'the engine worker stopped'));
   }
 
   /** Runs a start with `config` may reuse: those of a stopped bench with the same config. */
@@ -120,7 +120,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     resolveBackend(config, backend).then((info) => {
       if (run !== thisRun) return;
       if (info.type !== EVENT.backend) return endRun({ ...info, runs: prior });
-      if (thisRun.cancelled) return endRun({ type: EVENT.stopped, reason: STOP_REASON.cancelled, message: 'cancelled before it started', runs: prior });
+      if (thisRun.cancelled) return endRun(event.stopped(STOP_REASON.cancelled, 'cancelled before it started', prior));
       state.backendInfo = info;
       on.backend(info);
       const n = info.backend === 'webgpu' ? 1 : Math.max(1, info.workers);

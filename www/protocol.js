@@ -1,7 +1,9 @@
 // The typed messages between the page and the engine worker: the JS mirror of the serde enums
-// in src/messages.rs (`Request`, `WorkerEvent`, `StopReason`). A Rust test checks that every
-// type name spelled here matches them. Messages are plain objects (structured clone); the
-// finished report travels as its JSON text, to be saved byte for byte.
+// in crates/core/src/messages.rs (`Request`, `WorkerEvent`, `StopReason`), which the worker's
+// Rust loop (crates/worker) matches. A Rust test writes one of every message to
+// tests/fixtures/messages.json and tests/js/protocol.test.mjs rebuilds them with the builders
+// below and compares. Messages are plain objects (structured clone); the finished report
+// travels as its JSON text, to be saved byte for byte.
 //
 // Page -> worker
 //   { type: 'start', config, backend, prior, reuse_other_backends }
@@ -68,10 +70,10 @@ export const request = Object.freeze({
   cancel: () => ({ type: REQUEST.cancel }),
 });
 
-/** The events the worker script makes itself (the engine makes the others). */
+/** The events made in JS: by the worker script (loaded, a crash) and by the page when a
+ *  bench ends before a worker could answer (stopped); the Rust loop makes the others. */
 export const event = Object.freeze({
   loaded: () => ({ type: EVENT.loaded }),
-  backend: (backend, adapter, note = '') => ({ type: EVENT.backend, backend, adapter, note }),
   stopped: (reason, message, runs = []) => ({ type: EVENT.stopped, reason, message, runs }),
   error: (message, fatal) => ({ type: EVENT.error, message, fatal }),
 });

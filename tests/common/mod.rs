@@ -2,13 +2,13 @@
 #![allow(dead_code)]
 
 use burn::tensor::{Device, Tensor, TensorData};
-use rdbench::track::Dataset;
-use rdbench::train::batch::{Batch, DeviceData};
+use rdbench_core::track::Dataset;
+use rdbench_engine::train::batch::{Batch, DeviceData};
 use serde_json::Value;
 
 /// The CPU device the tests run on (the default native backend).
 pub fn device() -> Device {
-    rdbench::backend::cpu("flex").unwrap().device
+    rdbench_engine::backend::cpu("flex").unwrap().device
 }
 
 /// A fixture file from tests/fixtures.
@@ -130,20 +130,20 @@ pub const TORCH_GRAD_KEYS: [&str; 6] =
 
 /// A finished run as the protocol records it, with `metric` (None: diverged).
 pub fn run_record(
-    arm: rdbench::progress::Arm,
-    phase: rdbench::progress::Phase,
+    arm: rdbench_core::records::Arm,
+    phase: rdbench_core::records::Phase,
     lr: f64,
     seed: u64,
     metric: Option<f64>,
-) -> rdbench::progress::RunRecord {
-    rdbench::progress::RunRecord {
+) -> rdbench_core::records::RunRecord {
+    rdbench_core::records::RunRecord {
         arm,
         phase,
         lr,
         seed,
         metric,
         diverged: metric.is_none(),
-        diverged_at: metric.is_none().then_some(rdbench::progress::DivergedAt { epoch: 1, step: 3 }),
+        diverged_at: metric.is_none().then_some(rdbench_core::records::DivergedAt { epoch: 1, step: 3 }),
         loss_curve: vec![Some(0.5), metric],
         wall_time_s: 1.0,
         population: 1,
@@ -162,8 +162,8 @@ pub fn probe_record(
     k: usize,
     cos_chosen: Option<f64>,
     cos_kmax: Option<f64>,
-) -> rdbench::progress::ProbeRecord {
-    rdbench::progress::ProbeRecord {
+) -> rdbench_core::records::ProbeRecord {
+    rdbench_core::records::ProbeRecord {
         epoch,
         defect_mean: defect,
         defect_max: defect.map(|d| 2.0 * d),
@@ -186,8 +186,8 @@ pub fn bench_runs(
     full_lr: f64,
     base: &[Option<f64>],
     idea: &[Option<f64>],
-) -> Vec<rdbench::progress::RunRecord> {
-    use rdbench::progress::{Arm, Phase};
+) -> Vec<rdbench_core::records::RunRecord> {
+    use rdbench_core::records::{Arm, Phase};
     let mut runs = Vec::new();
     for &(lr, b, x) in lrs_and_means {
         runs.push(run_record(Arm::Baseline, Phase::Sweep, lr, 1000, Some(b)));
@@ -203,14 +203,14 @@ pub fn bench_runs(
 }
 
 /// The small bench config the population tests train under (epochs, batch and idea settings).
-pub fn population_cfg() -> rdbench::config::BenchConfig {
-    rdbench::config::BenchConfig {
+pub fn population_cfg() -> rdbench_core::config::BenchConfig {
+    rdbench_core::config::BenchConfig {
         epochs: 2,
         batch_size: 16,
         hidden_size: 16,
         k_max: 8,
         reversal_iters: 10,
-        policy: rdbench::config::Policy::OneStep,
-        ..rdbench::config::BenchConfig::default()
+        policy: rdbench_core::config::Policy::OneStep,
+        ..rdbench_core::config::BenchConfig::default()
     }
 }

@@ -1,0 +1,184 @@
+//! The bench configuration, defined once: every knob's key, default, limits, unit, label,
+//! help text, CLI flag, page control and whether it changes a run's numbers live in the
+//! table [`KNOBS`] (`knobs.rs`). The CLI builds its flags from the table, the page builds
+//! its controls from [`schema`] (through the page wasm), both parse what a user typed with
+//! [`parse_texts`] (`parse.rs`), and the run hash (`run_hash.rs`) hashes the knobs the table
+//! marks, so a value means the same everywhere and every error names the field and its flag.
+
+mod knobs;
+mod parse;
+mod run_hash;
+mod schema;
+
+pub use crate::policy::Policy;
+pub use knobs::{IntBound, KNOBS, Knob, KnobKind, MAX_DATA_SEED, Slider, knob};
+pub use parse::{parse_page_texts, parse_texts, value_text};
+pub use schema::{PRESETS, Preset, schema};
+
+use parse::{parse_value, range_msg};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Everything that determines a bench run. Field names are the report's `config` keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    /// Track name (`dynamics`).
+    pub track: String,
+    /// Model name (`rnn_small`).
+    pub model: String,
+    /// Paired full-run seeds per arm (seeds 0..n).
+    pub n_seeds: usize,
+    /// Sweep seeds per arm and lr (seeds 1000..).
+    pub n_sweep_seeds: usize,
+    /// Learning-rate grid.
+    pub lrs: Vec<f64>,
+    /// Training epochs.
+    pub epochs: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+    /// Hidden size H of the recurrent cell.
+    pub hidden_size: usize,
+    /// Defect threshold tau.
+    pub tau: f64,
+    /// Largest checkpoint interval.
+    pub k_max: usize,
+    /// Interval policy of the idea arm.
+    pub policy: Policy,
+    /// Fixed-point iterations of one GRU reversal.
+    pub reversal_iters: usize,
+    /// Seed of the dataset PRNG.
+    pub data_seed: u64,
+    /// Significance level.
+    pub alpha: f64,
+    /// Random sign vectors when the exact test is too large (n_pairs > 20).
+    pub permutations: usize,
+    /// Bootstrap resamples for the CI of delta_mean.
+    pub bootstrap_resamples: usize,
+    /// Starting rank r0 of a ranked model's low-rank maps (spec §7; no effect on rnn_small).
+    #[serde(default = "default_rank_r0")]
+    pub rank_r0: usize,
+    /// Largest rank r_max (U and V are allocated at r_max columns).
+    #[serde(default = "default_rank_max")]
+    pub rank_max: usize,
+    /// Epochs per enrichment window.
+    #[serde(default = "default_enrich_window")]
+    pub enrich_window: usize,
+    /// Relative loss improvement over a window below which a run gains a rank.
+    #[serde(default = "default_enrich_threshold")]
+    pub enrich_threshold: f64,
+}
+
+/// The default of a knob added after v1 reports were written, for reading those reports.
+fn knob_default<T: serde::de::DeserializeOwned>(key: &str) -> T {
+    let k = knob(key).expect("a knob");
+    serde_json::from_value(parse_value(k, k.default).expect("knob defaults parse")).expect("knob default fits")
+}
+
+fn default_rank_r0() -> usize {
+    knob_default("rank_r0")
+}
+
+fn default_rank_max() -> usize {
+    knob_default("rank_max")
+}
+
+fn default_enrich_window() -> usize {
+    knob_default("enrich_window")
+}
+
+fn default_enrich_threshold() -> f64 {
+    knob_default("enrich_threshold")
+}
+
+impl Default for BenchConfig {
+    /// The defaults of [`KNOBS`] (the spec's defaults).
+    fn default() -> Self {
+        parse_texts(std::iter::empty::<(&str, &str)>()).expect("the knob defaults are valid")
+    }
+}
+
+/// A config value that is out of range, naming the field and its CLI flag.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfigError {
+    /// Config key, as in the report and the page's URL.
+    pub field: String,
+    /// What is wrong, with the offending value.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// An error about `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError { field: field.into(), message: message.into() }
+    }
+
+    /// The CLI flag that sets `field` (`--seeds` for `n_seeds`).
+    pub fn flag(&self) -> String {
+        knob(&self.field).map_or_else(|| format!("--{}", self.field), |k| k.flag.to_string())
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.field, self.flag(), self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl BenchConfig {
+    /// Every problem of a config built in code or read from JSON (the page and the CLI get
+    /// these from [`parse_texts`] already): ranges, including the track-dependent ones.
+    pub fn problems(&self) -> Vec<ConfigError> {
+        let v = serde_json::to_value(self).expect("config serialises");
+        let mut errors = Vec::new();
+        for k in KNOBS {
+            if let Err(m) = parse_value(k, &value_text(&v[k.key])) {
+                errors.push(ConfigError::new(k.key, m));
+            }
+        }
+        let Some(track) = crate::track::by_name(&self.track) else { return errors };
+        for k in KNOBS {
+            if let KnobKind::Int { min, max: max @ (IntBound::SweepTrainSize | IntBound::SeqLen) } = k.kind {
+                let hi = max.resolve(&*track);
+                let got = v[k.key].as_u64().unwrap_or(0);
+                if got > hi && !errors.iter().any(|e| e.field == k.key) {
+                    errors.push(ConfigError::new(k.key, range_msg(min, hi, got)));
+                }
+            }
+        }
+        // Limits across fields: they name the field a user would change.
+        let clean = |f: &str, errors: &[ConfigError]| !errors.iter().any(|e| e.field == f);
+        if let Some(m) = crate::models::info(&self.model)
+            && m.even_hidden
+            && !self.hidden_size.is_multiple_of(2)
+            && clean("hidden_size", &errors)
+        {
+            errors.push(ConfigError::new(
+                "hidden_size",
+                format!("{} splits h into two halves: the hidden size must be even (got {})", m.name, self.hidden_size),
+            ));
+        }
+        if self.rank_r0 > self.rank_max && clean("rank_r0", &errors) && clean("rank_max", &errors) {
+            errors.push(ConfigError::new(
+                "rank_r0",
+                format!("must not exceed r_max (got r0 {} > r_max {})", self.rank_r0, self.rank_max),
+            ));
+        }
+        errors
+    }
+
+    /// Check every field; the first problem, if any.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.problems().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// The shortest decimal spelling of an lr, used as a report key (`"0.001"`).
+    pub fn lr_key(lr: f64) -> String {
+        format!("{lr}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

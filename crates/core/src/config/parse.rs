@@ -1,0 +1,141 @@
+//! Text to config: one knob's text to its value, and a set of `(key, text)` pairs over the
+//! defaults to a [`BenchConfig`] with every error collected.
+
+use super::{BenchConfig, ConfigError, IntBound, KNOBS, Knob, KnobKind, knob};
+use serde_json::{Map, Value, json};
+use std::fmt;
+
+pub(super) fn range_msg(lo: impl fmt::Display, hi: impl fmt::Display, got: impl fmt::Display) -> String {
+    format!("must be between {lo} and {hi} (got {got})")
+}
+
+/// Parse one knob's text into its JSON value (range checks that need the track come later).
+pub(super) fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
+    let t = text.trim();
+    match k.kind {
+        KnobKind::Int { min, max } => {
+            let v: u64 = t.parse().map_err(|_| format!("must be a whole number (got {t:?})"))?;
+            // Track-dependent upper bounds are checked in `problems`, which knows the track.
+            match max {
+                IntBound::Fixed(hi) if v < min || v > hi => Err(range_msg(min, hi, v)),
+                _ if v < min => Err(format!("must be at least {min} (got {v})")),
+                _ => Ok(json!(v)),
+            }
+        }
+        KnobKind::Float { min, max } => {
+            let v: f64 = t.parse().map_err(|_| format!("must be a number (got {t:?})"))?;
+            let above = v.is_finite() && v > min;
+            let below = max.is_none_or(|m| v < m);
+            if !(above && below) {
+                return Err(match max {
+                    Some(m) => format!("must be above {min} and below {m} (got {t})"),
+                    None => format!("must be a finite number above {min} (got {t})"),
+                });
+            }
+            Ok(json!(v))
+        }
+        KnobKind::Choice(choices) => {
+            let names: Vec<&str> = choices().iter().map(|c| c.0).collect();
+            if names.contains(&t) {
+                Ok(json!(t))
+            } else {
+                Err(format!("must be one of {} (got {t:?})", names.join(", ")))
+            }
+        }
+        KnobKind::LrList { max_len } => {
+            if t.is_empty() {
+                return Err("the learning-rate list is empty".into());
+            }
+            let mut lrs: Vec<f64> = Vec::new();
+            for part in t.split(',').map(str::trim) {
+                // Any positive finite lr is accepted: huge ones are how divergence is tested.
+                let lr = part.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0);
+                let Some(lr) = lr else {
+                    return Err(format!("every lr must be a positive finite number (got {part:?})"));
+                };
+                if lrs.contains(&lr) {
+                    return Err(format!("lr {lr} is listed twice"));
+                }
+                lrs.push(lr);
+            }
+            if lrs.len() > max_len {
+                return Err(format!("at most {max_len} learning rates (got {})", lrs.len()));
+            }
+            Ok(json!(lrs))
+        }
+    }
+}
+
+/// The canonical text of a knob's value (what the page's URL and controls show).
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join(","),
+        Value::Number(n) => match (n.as_u64(), n.as_f64()) {
+            (Some(u), _) => u.to_string(),
+            (None, Some(f)) => format!("{f}"),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// Parse `(key, text)` pairs over the defaults into a config, collecting every error: an
+/// unknown key, a text that does not parse, a value out of range (limits that depend on the
+/// track use the configured track). Later pairs override earlier ones.
+pub fn parse_texts<K: AsRef<str>, T: AsRef<str>>(
+    pairs: impl IntoIterator<Item = (K, T)>,
+) -> Result<BenchConfig, Vec<ConfigError>> {
+    let mut values = Map::new();
+    for k in KNOBS {
+        values.insert(k.key.into(), parse_value(k, k.default).expect("knob defaults parse"));
+    }
+    let mut errors: Vec<ConfigError> = Vec::new();
+    for (key, text) in pairs {
+        let (key, text) = (key.as_ref(), text.as_ref());
+        errors.retain(|e| e.field != key);
+        match knob(key) {
+            None => errors.push(ConfigError::new(key, "unknown setting")),
+            Some(k) => match parse_value(k, text) {
+                Ok(v) => {
+                    values.insert(k.key.into(), v);
+                }
+                Err(m) => errors.push(ConfigError::new(key, m)),
+            },
+        }
+    }
+    // Fields that failed keep their defaults, so the checks that need the whole config (the
+    // track's limits) still run and every problem is reported at once.
+    let cfg: BenchConfig = serde_json::from_value(Value::Object(values))
+        .map_err(|e| vec![ConfigError::new("(config)", format!("does not fit the config: {e}"))])?;
+    for e in cfg.problems() {
+        if !errors.iter().any(|x| x.field == e.field) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() { Ok(cfg) } else { Err(errors) }
+}
+
+/// What the page's `parse_config` returns for `{key: text}`: the config (when valid), every
+/// error, and the canonical text of every knob (the URL hash).
+pub fn parse_page_texts(texts: &Map<String, Value>) -> Value {
+    let pairs: Vec<(String, String)> =
+        texts.iter().map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| value_text(v), str::to_string))).collect();
+    match parse_texts(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+        Ok(cfg) => {
+            let v = serde_json::to_value(&cfg).expect("config serialises");
+            let canon: Map<String, Value> =
+                KNOBS.iter().map(|k| (k.key.into(), json!(value_text(&v[k.key])))).collect();
+            json!({"config": v, "errors": [], "texts": canon})
+        }
+        Err(errors) => {
+            // Texts as typed for the fields with errors, canonical defaults elsewhere.
+            let mut canon = Map::new();
+            for k in KNOBS {
+                let typed = pairs.iter().rev().find(|(key, _)| key == k.key).map(|(_, t)| t.clone());
+                canon.insert(k.key.into(), json!(typed.unwrap_or_else(|| k.default.to_string())));
+            }
+            json!({"config": null, "errors": errors, "texts": canon})
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The run hash: which computation a run is, beyond its arm, phase, lr, seed and backend.
+//! It hashes exactly the knobs the table marks `run`, so a knob added to the table is in the
+//! hash when it changes a run's numbers, and a resumed bench cannot reuse a stale run.
+
+use super::{BenchConfig, KNOBS};
+
+impl BenchConfig {
+    /// A short hash of the knobs that change a single run's numbers ([`super::Knob::run`]).
+    /// Two runs with equal arm, phase, lr, seed, backend and `run_hash` are the same
+    /// computation, so a resumed bench may reuse one.
+    pub fn run_hash(&self) -> String {
+        let v = serde_json::to_value(self).expect("config serialises");
+        let fields: Vec<(&str, &serde_json::Value)> =
+            KNOBS.iter().filter(|k| k.run).map(|k| (k.key, &v[k.key])).collect();
+        // FNV-1a 64: stable across platforms and builds (std's hasher is not).
+        let hash = serde_json::to_string(&fields)
+            .expect("values serialise")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+        format!("{hash:016x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{KNOBS, KnobKind};
+    use super::BenchConfig;
+    use serde_json::{Value, json};
+
+    /// The default config with knob `key` set to another value of its type (not validated:
+    /// the hash is a function of the values, whatever they are).
+    fn with_another(key: &str) -> BenchConfig {
+        let mut v = serde_json::to_value(BenchConfig::default()).unwrap();
+        v[key] = match &v[key] {
+            Value::Number(n) if n.is_u64() => json!(n.as_u64().unwrap() + 2),
+            Value::Number(n) => json!(n.as_f64().unwrap() * 0.5),
+            // Another choice where the knob has one; else a name only this test uses.
+            Value::String(s) => match super::super::knob(key).map(|k| k.kind) {
+                Some(KnobKind::Choice(choices)) => {
+                    json!(choices().iter().map(|c| c.0).find(|c| c != s).map_or(format!("{s}_other"), String::from))
+                }
+                _ => json!(format!("{s}_other")),
+            },
+            Value::Array(_) => json!([0.02, 0.2]),
+            other => panic!("{key}: no other value for {other}"),
+        };
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// Changing a knob the table marks `run` changes the hash; changing any other does not.
+    #[test]
+    fn the_hash_follows_the_table() {
+        let base = BenchConfig::default().run_hash();
+        for k in KNOBS {
+            let cfg = with_another(k.key);
+            assert_ne!(cfg, BenchConfig::default(), "{}: the test changed nothing", k.key);
+            assert_eq!(cfg.run_hash() != base, k.run, "{}: run = {}, but the hash says otherwise", k.key, k.run);
+        }
+    }
+}

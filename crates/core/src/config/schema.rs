@@ -1,0 +1,89 @@
+//! What the page builds its form from: every knob with its limits resolved, the presets and
+//! the defaults, as JSON.
+
+use super::{BenchConfig, KNOBS, KnobKind, parse_texts};
+use serde_json::{Value, json};
+
+/// A named starting point of the page: overrides of the defaults, as texts.
+pub struct Preset {
+    /// Key (`quick`).
+    pub name: &'static str,
+    /// Button label.
+    pub label: &'static str,
+    /// What it is for.
+    pub help: &'static str,
+    /// `(key, text)` overrides.
+    pub overrides: &'static [(&'static str, &'static str)],
+}
+
+/// The page's presets.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        label: "Quick look",
+        help: "A small bench that finishes in well under a minute on a laptop CPU.",
+        overrides: &[
+            ("n_seeds", "4"),
+            ("n_sweep_seeds", "1"),
+            ("lrs", "0.003,0.01"),
+            ("epochs", "3"),
+            ("hidden_size", "16"),
+        ],
+    },
+    Preset {
+        name: "seed",
+        label: "Seed protocol",
+        help: "The spec's defaults: 8 paired seeds, 3 lrs x 3 sweep seeds, 15 epochs.",
+        overrides: &[],
+    },
+];
+
+/// The page's schema: knobs, presets and defaults as JSON (served by the charts wasm).
+pub fn schema() -> Value {
+    let defaults = serde_json::to_value(BenchConfig::default()).expect("config serialises");
+    let default_track = crate::track::by_name(&BenchConfig::default().track).expect("default track");
+    let knobs: Vec<Value> = KNOBS
+        .iter()
+        .map(|k| {
+            let mut o = json!({
+                "key": k.key, "label": k.label, "help": k.help, "unit": k.unit,
+                "default": defaults[k.key], "flag": k.flag, "slider": k.slider, "advanced": k.advanced,
+                "min": null, "max": null, "min_exclusive": false, "max_exclusive": false,
+            });
+            match k.kind {
+                KnobKind::Int { min, max } => {
+                    o["kind"] = json!("int");
+                    o["min"] = json!(min);
+                    o["max"] = json!(max.resolve(&*default_track));
+                }
+                KnobKind::Float { min, max } => {
+                    o["kind"] = json!("float");
+                    o["min"] = json!(min);
+                    o["min_exclusive"] = json!(true);
+                    o["max"] = json!(max);
+                    o["max_exclusive"] = json!(max.is_some());
+                }
+                KnobKind::Choice(choices) => {
+                    o["kind"] = json!("choice");
+                    o["choices"] =
+                        choices().iter().map(|(value, label)| json!({"value": value, "label": label})).collect();
+                }
+                KnobKind::LrList { max_len } => {
+                    o["kind"] = json!("lr_list");
+                    o["min"] = json!(0.0);
+                    o["min_exclusive"] = json!(true);
+                    o["max_len"] = json!(max_len);
+                }
+            }
+            o
+        })
+        .collect();
+    let presets: Vec<Value> = PRESETS
+        .iter()
+        .map(|p| {
+            let cfg = parse_texts(p.overrides.iter().copied()).expect("presets are valid");
+            json!({"name": p.name, "label": p.label, "help": p.help, "config": cfg})
+        })
+        .collect();
+    json!({"knobs": knobs, "presets": presets, "defaults": defaults})
+}

@@ -1,0 +1,139 @@
+//! The config table, parser and schema, end to end.
+
+use super::*;
+
+#[test]
+fn every_field_is_a_knob_and_every_knob_a_field() {
+    let v = serde_json::to_value(BenchConfig::default()).unwrap();
+    let mut fields: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    let mut keys: Vec<&str> = KNOBS.iter().map(|k| k.key).collect();
+    fields.sort();
+    keys.sort();
+    assert_eq!(fields, keys);
+    let mut flags: Vec<&str> = KNOBS.iter().map(|k| k.flag).collect();
+    flags.sort();
+    flags.dedup();
+    assert_eq!(flags.len(), KNOBS.len(), "two knobs share a flag");
+}
+
+#[test]
+fn defaults_are_the_spec_defaults() {
+    let want = BenchConfig {
+        track: "dynamics".into(),
+        model: "rnn_small".into(),
+        n_seeds: 8,
+        n_sweep_seeds: 3,
+        lrs: vec![0.001, 0.003, 0.01],
+        epochs: 15,
+        batch_size: 32,
+        hidden_size: 32,
+        tau: 0.08,
+        k_max: 16,
+        policy: Policy::OneStep,
+        reversal_iters: 20,
+        data_seed: 0,
+        alpha: 0.05,
+        permutations: 10_000,
+        bootstrap_resamples: 10_000,
+        rank_r0: 2,
+        rank_max: 8,
+        enrich_window: 5,
+        enrich_threshold: 0.05,
+    };
+    assert_eq!(BenchConfig::default(), want);
+}
+
+#[test]
+fn every_error_is_reported_with_its_field() {
+    let errs = parse_texts([("lrs", "0.01,-1"), ("n_seeds", "100"), ("k_max", "81"), ("bogus", "1"), ("tau", "x")])
+        .unwrap_err();
+    let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["lrs", "n_seeds", "bogus", "tau", "k_max"], "{errs:?}");
+    assert!(errs[0].message.contains("-1"));
+    assert!(errs[1].message.contains("between 1 and 64"));
+    assert!(errs[4].message.contains("between 2 and 80"), "{errs:?}");
+    assert_eq!(errs[1].flag(), "--seeds");
+    assert_eq!(errs[1].to_string(), "n_seeds (--seeds): must be between 1 and 64 (got 100)");
+}
+
+#[test]
+fn a_later_text_overrides_an_earlier_error() {
+    let cfg = parse_texts([("n_seeds", "0"), ("n_seeds", "12")]).unwrap();
+    assert_eq!(cfg.n_seeds, 12);
+}
+
+#[test]
+fn edge_values() {
+    for (key, bad) in [
+        ("n_seeds", "1.5"),
+        ("n_seeds", "-3"),
+        ("lrs", ""),
+        ("lrs", "NaN"),
+        ("lrs", "inf"),
+        ("lrs", "0.01,0.01"),
+        ("tau", "0"),
+        ("tau", "inf"),
+        ("alpha", "1"),
+        ("batch_size", "321"),
+        ("policy", "greedy"),
+        ("model", "transformer"),
+        ("track", "mnist"),
+        ("data_seed", "9007199254740992"),
+    ] {
+        let errs = parse_texts([(key, bad)]).expect_err(bad);
+        assert_eq!(errs[0].field, key, "{bad}: {errs:?}");
+    }
+    let ok = parse_texts([("batch_size", "320"), ("k_max", "80"), ("lrs", " 0.5 , 2 "), ("alpha", "0.999")]);
+    assert_eq!(ok.unwrap().lrs, vec![0.5, 2.0]);
+}
+
+#[test]
+fn texts_round_trip() {
+    let cfg = parse_texts([("lrs", "0.0003,0.1"), ("tau", "0.0125"), ("policy", "chained")]).unwrap();
+    let v = serde_json::to_value(&cfg).unwrap();
+    let texts: Vec<(String, String)> = KNOBS.iter().map(|k| (k.key.to_string(), value_text(&v[k.key]))).collect();
+    assert_eq!(parse_texts(texts).unwrap(), cfg);
+    let page = parse_page_texts(&serde_json::from_str(r#"{"tau": "0.0125", "n_seeds": "x"}"#).unwrap());
+    assert!(page["config"].is_null());
+    assert_eq!(page["errors"][0]["field"], "n_seeds");
+    assert_eq!(page["texts"]["n_seeds"], "x");
+    assert_eq!(page["texts"]["lrs"], "0.001,0.003,0.01");
+}
+
+#[test]
+fn schema_lists_every_knob_with_resolved_limits_and_valid_presets() {
+    let s = schema();
+    let knobs = s["knobs"].as_array().unwrap();
+    assert_eq!(knobs.len(), KNOBS.len());
+    let k_max = knobs.iter().find(|k| k["key"] == "k_max").unwrap();
+    assert_eq!(k_max["max"], 80);
+    assert_eq!(k_max["default"], 16);
+    let policy = knobs.iter().find(|k| k["key"] == "policy").unwrap();
+    assert_eq!(policy["choices"][1]["value"], "chained");
+    assert_eq!(s["presets"][0]["config"]["n_seeds"], 4);
+    assert_eq!(s["presets"][1]["config"], s["defaults"]);
+}
+
+#[test]
+fn model_limits_across_fields() {
+    let errs = parse_texts([("model", "rev_ode_small"), ("hidden_size", "33")]).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].field, "hidden_size");
+    assert!(errs[0].message.contains("must be even (got 33)"), "{errs:?}");
+    // The GRU takes any hidden size in range.
+    assert!(parse_texts([("hidden_size", "33")]).is_ok());
+    assert!(parse_texts([("model", "rev_ode_small"), ("hidden_size", "34")]).is_ok());
+    let errs = parse_texts([("rank_r0", "5"), ("rank_max", "4")]).unwrap_err();
+    assert_eq!(errs[0].field, "rank_r0");
+    assert_eq!(errs[0].to_string(), "rank_r0 (--r0): must not exceed r_max (got r0 5 > r_max 4)");
+}
+
+#[test]
+fn a_config_without_the_rank_knobs_reads_with_their_defaults() {
+    let mut v = serde_json::to_value(BenchConfig::default()).unwrap();
+    for k in ["rank_r0", "rank_max", "enrich_window", "enrich_threshold"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    let cfg: BenchConfig = serde_json::from_value(v).unwrap();
+    assert_eq!(cfg, BenchConfig::default());
+}

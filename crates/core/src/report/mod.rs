@@ -1,0 +1,333 @@
+//! `bench_report.json` (spec §6): the seed report's keys in the seed's order, then the
+//! extensions. Every extension is optional so the seed-era report loads with these types.
+
+pub mod build;
+pub mod sweep;
+mod validate;
+
+pub use crate::mechanism::{Condition, MechanismDetail, MechanismSignature, ProbeTrace};
+pub use build::build;
+pub use validate::{Problem, ProblemKind, validate_json};
+
+use crate::config::BenchConfig;
+use crate::records::RunRecord;
+use crate::stats::Verdict;
+use crate::stats::permutation::SignFlipMethod;
+use crate::stats::wilcoxon::Wilcoxon;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+/// Schema version written and accepted.
+pub const BENCH_VERSION: u32 = 1;
+
+/// The whole report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Schema version (1).
+    pub bench_version: u32,
+    /// Track name.
+    pub track: String,
+    /// Model name.
+    pub model: String,
+    /// "lower is better".
+    pub metric_direction: String,
+    /// Paired seeds requested per arm.
+    pub n_seeds: usize,
+    /// Baseline arm: sweep and full runs.
+    pub baseline: Baseline,
+    /// Idea arm: full runs.
+    pub idea: ArmSummary,
+    /// Paired comparison.
+    pub comparison: Comparison,
+    /// Falsifiable mechanism signature.
+    pub mechanism_signature: MechanismSignature,
+    /// Idea arm's sweep means by lr key.
+    pub idea_sweep: IndexMap<String, SweepMean>,
+
+    // ---- extensions (absent from the seed-era report) ----
+    /// The full configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BenchConfig>,
+    /// Where and when the bench ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
+    /// Extra statistics of the comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<Statistics>,
+    /// Mechanism conditions and per-seed probe traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<MechanismDetail>,
+    /// Memory the idea arm held against dense BPTT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Memory>,
+    /// Things a reader must know (diverged runs, excluded pairs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+    /// Every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<RunRecord>>,
+}
+
+/// A configuration of the sweep grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cfg {
+    /// Learning rate.
+    pub lr: f64,
+}
+
+/// Sweep mean of one lr.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepEntry {
+    /// The lr.
+    pub cfg: Cfg,
+    /// Mean validation MSE over the sweep seeds; null if any sweep run diverged.
+    pub mean: Option<f64>,
+}
+
+/// A sweep mean keyed by lr (the idea arm's `idea_sweep`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepMean {
+    /// Mean validation MSE; null if any sweep run diverged.
+    pub mean: Option<f64>,
+}
+
+/// Full runs of an arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FullSummary {
+    /// Mean test MSE; null if any full run diverged.
+    pub mean: Option<f64>,
+    /// Population std (ddof 0); null if any full run diverged.
+    pub std: Option<f64>,
+    /// Test MSE per seed 0..n-1; null for a diverged run.
+    pub per_seed: Vec<Option<f64>>,
+    /// Runs.
+    pub n: usize,
+}
+
+/// The baseline arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// lr with the lowest sweep mean.
+    pub best_cfg: Cfg,
+    /// Sweep means in grid order.
+    pub sweep: Vec<SweepEntry>,
+    /// Full runs.
+    pub full: FullSummary,
+}
+
+/// The idea arm's full runs (flattened, as in the seed report).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmSummary {
+    /// lr with the lowest sweep mean.
+    pub best_cfg: Cfg,
+    /// Mean test MSE; null if any full run diverged.
+    pub mean: Option<f64>,
+    /// Population std (ddof 0).
+    pub std: Option<f64>,
+    /// Test MSE per seed.
+    pub per_seed: Vec<Option<f64>>,
+    /// Runs.
+    pub n: usize,
+}
+
+/// The paired comparison.
+///
+/// Everything here is computed over the complete pairs (both runs finite): a pair with a
+/// diverged run has no difference, so it cannot enter a mean difference, a test or a win
+/// count. `statistics.dropped_pairs` lists the pairs left out and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// mean(idea) - mean(baseline) over the complete pairs (equal to mean(idea) -
+    /// mean(baseline) when no run diverged); null when no pair is complete. The arms' own
+    /// means stay null when one of their runs diverged (spec), this one does not, so that
+    /// the verdict is judged on the same pairs as the p-value.
+    pub delta_mean: Option<f64>,
+    /// Complete pairs where the idea is lower (a diverged idea run is never a win).
+    pub idea_wins: usize,
+    /// Pairs tested (both runs finite).
+    pub n_pairs: usize,
+    /// idea_s - baseline_s per seed; null where either diverged.
+    pub per_seed_diffs: Vec<Option<f64>>,
+    /// Two-sided sign-flip p over the tested pairs.
+    pub p_value: Option<f64>,
+    /// "significant win", "significant loss" or "no significant win".
+    pub verdict: Verdict,
+    /// [`Verdict::system_worked`] of the verdict.
+    pub system_worked: bool,
+}
+
+/// Where and when the bench ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// "cpu-ndarray", "cpu-flex", "webgpu" or "wgpu-vulkan".
+    pub backend: String,
+    /// GPU adapter description, or the CPU backend's name.
+    pub adapter: String,
+    /// Where it ran: "native" or "wasm".
+    pub platform: String,
+    /// This crate's version.
+    pub rdbench_version: String,
+    /// burn's version.
+    pub burn_version: String,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// Wall time of the whole bench, seconds.
+    pub wall_time_s: f64,
+    /// Wall time of each phase, seconds.
+    pub phase_wall_time_s: IndexMap<String, f64>,
+    /// Runs per backend that trained them: more than one key means the report mixes
+    /// backends (a bench resumed elsewhere). Empty in older reports.
+    #[serde(default)]
+    pub run_backends: IndexMap<String, usize>,
+    /// Runs taken over from an interrupted bench instead of trained again.
+    #[serde(default)]
+    pub reused_runs: usize,
+    /// Threads (native CPU) or Web Workers (browser CPU) the runs of a phase were split
+    /// over; the numbers do not depend on it.
+    #[serde(default = "one")]
+    pub threads: usize,
+    /// Why this backend: empty when it is the one asked for, else how `auto` chose it.
+    #[serde(default)]
+    pub backend_note: String,
+    /// The calibration `auto` measured to choose (empty when none ran).
+    #[serde(default)]
+    pub calibration: Vec<Calibration>,
+}
+
+/// One backend's measured speed: a few training steps of a small population (the
+/// calibration `auto` runs before choosing, and the page's time estimate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Backend name, as in `environment.backend` ("cpu-flex", "webgpu").
+    pub backend: String,
+    /// Milliseconds per work unit (one run's training step of the baseline arm; the idea
+    /// arm's steps weigh `IDEA_STEP_WEIGHT` units) in one worker.
+    pub ms_per_work_unit: f64,
+    /// Workers the backend would run on in parallel (CPU: Web Workers; WebGPU: 1).
+    pub workers: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// Statistics beyond the seed report's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Statistics {
+    /// How `comparison.p_value` was computed.
+    pub p_value_method: Option<SignFlipMethod>,
+    /// Wilcoxon signed-rank test of the tested pairs.
+    pub wilcoxon: Option<Wilcoxon>,
+    /// Percentile bootstrap 95% CI of the mean diff over tested pairs.
+    pub delta_mean_ci95: Option<[f64; 2]>,
+    /// Bootstrap resamples.
+    pub bootstrap_resamples: usize,
+    /// Bootstrap PRNG seed.
+    pub bootstrap_seed: u64,
+    /// Paired effect size d_z = mean(diff) / sd(diff, ddof 1).
+    pub effect_size_dz: Option<f64>,
+    /// Significance level.
+    pub alpha: f64,
+    /// Pairs left out of the comparison because a run diverged, in seed order.
+    #[serde(default)]
+    pub dropped_pairs: Vec<DroppedPair>,
+}
+
+/// A pair left out of the comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DroppedPair {
+    /// The pair's seed.
+    pub seed: u64,
+    /// Why.
+    pub reason: DropReason,
+}
+
+/// Why a pair has no difference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The baseline run diverged (or is missing).
+    BaselineDiverged,
+    /// The idea run diverged (or is missing).
+    IdeaDiverged,
+    /// Both diverged.
+    BothDiverged,
+}
+
+impl DropReason {
+    /// Why the pair of `baseline` and `idea` metrics is dropped; None when it is complete.
+    pub fn of(baseline: Option<f64>, idea: Option<f64>) -> Option<DropReason> {
+        match (baseline, idea) {
+            (Some(_), Some(_)) => None,
+            (None, Some(_)) => Some(DropReason::BaselineDiverged),
+            (Some(_), None) => Some(DropReason::IdeaDiverged),
+            (None, None) => Some(DropReason::BothDiverged),
+        }
+    }
+
+    /// In words, for warnings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DropReason::BaselineDiverged => "the baseline run diverged",
+            DropReason::IdeaDiverged => "the idea run diverged",
+            DropReason::BothDiverged => "both runs diverged",
+        }
+    }
+}
+
+/// Memory of the idea arm's backward pass against dense BPTT (idea full runs that did not
+/// diverge: a diverged run's count stops early and would skew the mean).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    /// Mean stored hidden states per minibatch.
+    pub mean_stored_states: Option<f64>,
+    /// States dense BPTT stores: T + 1.
+    pub dense_states: usize,
+    /// Mean stored bytes per minibatch (states x batch x hidden x 4).
+    pub mean_stored_bytes: Option<f64>,
+    /// Dense bytes per minibatch.
+    pub dense_bytes: u64,
+    /// 1 - stored / dense.
+    pub saved_fraction: Option<f64>,
+    /// Mean measured peak heap bytes of the checkpointed pass on the probe batch, over the
+    /// probes of these runs (`ProbeRecord::peak_bytes_checkpointed`); null where not measured
+    /// (the browser, GPU backends) and in older reports.
+    #[serde(default)]
+    pub measured_peak_bytes_checkpointed: Option<f64>,
+    /// The same for dense BPTT (`ProbeRecord::peak_bytes_dense`).
+    #[serde(default)]
+    pub measured_peak_bytes_dense: Option<f64>,
+    /// 1 - measured checkpointed peak / measured dense peak: memory saved as measured.
+    #[serde(default)]
+    pub measured_saved_fraction: Option<f64>,
+}
+
+impl Memory {
+    /// The measured figures over `runs`' probes: (mean checkpointed peak, mean dense peak,
+    /// saved fraction), each null without measurements.
+    pub fn measured(runs: &[RunRecord]) -> (Option<f64>, Option<f64>, Option<f64>) {
+        let mean = |f: fn(&crate::records::ProbeRecord) -> Option<u64>| {
+            let v: Vec<f64> = runs.iter().flat_map(|r| &r.probes).filter_map(|p| f(p).map(|b| b as f64)).collect();
+            (!v.is_empty()).then(|| crate::stats::mean(&v))
+        };
+        let (ck, dense) = (mean(|p| p.peak_bytes_checkpointed), mean(|p| p.peak_bytes_dense));
+        let saved = ck.zip(dense).filter(|&(_, d)| d > 0.0).map(|(c, d)| 1.0 - c / d);
+        (ck, dense, saved)
+    }
+}
+
+impl Report {
+    /// Pretty JSON with the schema's key order.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("report serialises")
+    }
+
+    /// Parse a report, naming the JSON path of the first thing that does not fit.
+    pub fn from_json(text: &str) -> Result<Report, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            format!("at {}: {}", if path == "." { "top level".into() } else { path }, e.inner())
+        })
+    }
+}

@@ -1,0 +1,262 @@
+//! The mechanism study (issue 9): the same bench on every model under every interval policy,
+//! the idea arms' probes pooled, and the mechanism conditions (a)–(d) of spec §5 judged over
+//! the pooled probes and per model, with the shared chart of gradient cosine against
+//! reversal defect ([`chart`]).
+//!
+//! Non-engine: it reads bench reports, so the CLI (`rdbench study`) and the page's Study mode
+//! (through the charts wasm) build the same `study_report.json` from the same function. The
+//! conditions are judged by [`crate::mechanism::judge`], the bench's own rules.
+
+use crate::config::{BenchConfig, Policy};
+use crate::mechanism::{Condition, judge};
+use crate::models::MODELS;
+use crate::records::{Arm, Phase, ProbeRecord, RunRecord};
+use crate::report::Report;
+use crate::stats::mean;
+use crate::stats::verdict::Verdict;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the `study_report.json` schema.
+pub const STUDY_VERSION: u32 = 1;
+
+/// The benches of a study of `base`: every model of the registry under every policy, in
+/// that order (models outer), all else as in `base`.
+pub fn bench_configs(base: &BenchConfig) -> Vec<BenchConfig> {
+    MODELS
+        .iter()
+        .flat_map(|m| {
+            Policy::ALL.iter().map(move |&policy| BenchConfig { model: m.name.to_string(), policy, ..base.clone() })
+        })
+        .collect()
+}
+
+/// One bench of the study in the table: what the issue asks per model and policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyRow {
+    /// Model.
+    pub model: String,
+    /// Interval policy.
+    pub policy: String,
+    /// Probes of the idea's full runs.
+    pub n_probes: usize,
+    /// Mean one-step defect over those probes (finite ones).
+    pub mean_defect: Option<f64>,
+    /// Probes whose defect was not finite.
+    pub null_defects: usize,
+    /// Mean checkpoint count over those probes.
+    pub mean_checkpoints: Option<f64>,
+    /// Mean gradient cosine at the chosen k (finite ones).
+    pub mean_grad_cos_chosen: Option<f64>,
+    /// Mean gradient cosine at k_max (finite ones).
+    pub mean_grad_cos_kmax: Option<f64>,
+    /// The report's `memory.saved_fraction`: 1 - stored / dense states, as counted.
+    pub memory_saved_counted: Option<f64>,
+    /// The report's `memory.measured_saved_fraction`: 1 - mean measured peak of the
+    /// checkpointed pass / that of dense BPTT on the probe batch (null where the report has no
+    /// measured peaks, e.g. from the browser).
+    pub memory_saved_measured: Option<f64>,
+    /// Mean measured peak bytes of the checkpointed pass (chosen k) on the probe batch.
+    pub mean_peak_bytes_checkpointed: Option<f64>,
+    /// Mean measured peak bytes of dense BPTT on the probe batch.
+    pub mean_peak_bytes_dense: Option<f64>,
+    /// Baseline's mean test MSE.
+    pub baseline_test_mse: Option<f64>,
+    /// Idea's mean test MSE.
+    pub idea_test_mse: Option<f64>,
+    /// mean(idea) - mean(baseline) over the complete pairs.
+    pub delta_mean: Option<f64>,
+    /// Sign-flip p.
+    pub p_value: Option<f64>,
+    /// The bench's verdict.
+    pub verdict: Verdict,
+    /// The bench's own mechanism verdict (its probes alone).
+    pub mechanism_confirmed: bool,
+    /// Letters of the conditions that failed in the bench alone.
+    pub mechanism_failed: Vec<String>,
+}
+
+/// The conditions judged over a set of pooled probes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PooledMechanism {
+    /// What was pooled: "all" or a model name.
+    pub scope: String,
+    /// The (model, policy) benches pooled.
+    pub benches: Vec<String>,
+    /// Probes judged.
+    pub n_probes: usize,
+    /// Each condition under its report key (`a_both_regimes`, ..), judged by the bench's rules.
+    pub conditions: IndexMap<String, Condition>,
+    /// Letters of the failed conditions.
+    pub failed: Vec<String>,
+    /// All four hold.
+    pub confirmed: bool,
+    /// Mean checkpoints in each regime, in words.
+    pub low_defect_checkpoint_relation: String,
+}
+
+/// `study_report.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyReport {
+    /// [`STUDY_VERSION`].
+    pub study_version: u32,
+    /// Defect threshold of every bench.
+    pub tau: f64,
+    /// The config every bench shares, with the model and policy of the first bench.
+    pub config: BenchConfig,
+    /// Models, in bench order.
+    pub models: Vec<String>,
+    /// Policies, in bench order.
+    pub policies: Vec<String>,
+    /// One row per bench, in bench order.
+    pub table: Vec<StudyRow>,
+    /// Conditions over every bench's idea full-run probes.
+    pub pooled: PooledMechanism,
+    /// Conditions over each model's probes (both policies).
+    pub per_model: Vec<PooledMechanism>,
+    /// Each bench report, unchanged (parsed JSON, key order kept), in bench order.
+    pub reports: Vec<Value>,
+}
+
+impl StudyReport {
+    /// The embedded bench reports, typed.
+    pub fn bench_reports(&self) -> Result<Vec<Report>, String> {
+        self.reports
+            .iter()
+            .enumerate()
+            .map(|(i, v)| serde_json::from_value(v.clone()).map_err(|e| format!("embedded report {}: {e}", i + 1)))
+            .collect()
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a study report serialises")
+    }
+}
+
+fn idea_full(r: &Report) -> Vec<RunRecord> {
+    let runs = r.runs.as_deref().unwrap_or_default();
+    runs.iter().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).cloned().collect()
+}
+
+fn mean_of(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = v.flatten().filter(|x| x.is_finite()).collect();
+    (!v.is_empty()).then(|| mean(&v))
+}
+
+fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
+    let runs = idea_full(r);
+    let probes: Vec<&ProbeRecord> = runs.iter().flat_map(|r| &r.probes).collect();
+    let mem = r.memory.as_ref();
+    StudyRow {
+        model: cfg.model.clone(),
+        policy: cfg.policy.as_str().to_string(),
+        n_probes: probes.len(),
+        mean_defect: mean_of(probes.iter().map(|p| p.defect_mean)),
+        null_defects: probes.iter().filter(|p| p.defect_mean.is_none()).count(),
+        mean_checkpoints: mean_of(probes.iter().map(|p| Some(p.checkpoints as f64))),
+        mean_grad_cos_chosen: mean_of(probes.iter().map(|p| p.grad_cos_chosen)),
+        mean_grad_cos_kmax: mean_of(probes.iter().map(|p| p.grad_cos_kmax)),
+        memory_saved_counted: mem.and_then(|m| m.saved_fraction),
+        memory_saved_measured: mem.and_then(|m| m.measured_saved_fraction),
+        mean_peak_bytes_checkpointed: mem.and_then(|m| m.measured_peak_bytes_checkpointed),
+        mean_peak_bytes_dense: mem.and_then(|m| m.measured_peak_bytes_dense),
+        baseline_test_mse: r.baseline.full.mean,
+        idea_test_mse: r.idea.mean,
+        delta_mean: r.comparison.delta_mean,
+        p_value: r.comparison.p_value,
+        verdict: r.comparison.verdict,
+        mechanism_confirmed: r.mechanism_signature.confirmed,
+        mechanism_failed: r.mechanism.as_ref().map(|m| m.failed.clone()).unwrap_or_default(),
+    }
+}
+
+fn pooled(scope: &str, benches: &[(&Report, &BenchConfig)], tau: f64) -> PooledMechanism {
+    let runs: Vec<RunRecord> = benches.iter().flat_map(|(r, _)| idea_full(r)).collect();
+    let (sig, detail) = judge(&runs, tau, &format!("pooled {scope}"));
+    PooledMechanism {
+        scope: scope.to_string(),
+        benches: benches.iter().map(|(_, c)| format!("{} {}", c.model, c.policy.as_str())).collect(),
+        n_probes: detail.n_probes,
+        conditions: detail.conditions().map(|(c, v)| (c.key().to_string(), v.clone())).collect(),
+        failed: detail.failed.clone(),
+        confirmed: sig.confirmed,
+        low_defect_checkpoint_relation: sig.low_defect_checkpoint_relation,
+    }
+}
+
+/// The config keys in which `b` differs from `a`, model and policy aside.
+fn differing(a: &BenchConfig, b: &BenchConfig) -> Vec<String> {
+    let same = |c: &BenchConfig| {
+        serde_json::to_value(BenchConfig { model: String::new(), policy: Policy::OneStep, ..c.clone() }).unwrap()
+    };
+    let (va, vb) = (same(a), same(b));
+    va.as_object().unwrap().keys().filter(|k| va[k.as_str()] != vb[k.as_str()]).cloned().collect()
+}
+
+/// Build the study from bench report texts: every report must carry its config and runs,
+/// share one config apart from model and policy, and no (model, policy) may repeat. Each
+/// report is embedded unchanged.
+pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
+    if texts.is_empty() {
+        return Err("a study needs at least one bench report".into());
+    }
+    let mut reports = Vec::with_capacity(texts.len());
+    let mut values = Vec::with_capacity(texts.len());
+    for (i, t) in texts.iter().enumerate() {
+        let v: Value = serde_json::from_str(t).map_err(|e| format!("report {}: not JSON: {e}", i + 1))?;
+        let r = Report::from_json(t).map_err(|e| format!("report {}: not a bench report: {e}", i + 1))?;
+        if r.config.is_none() || r.runs.is_none() {
+            return Err(format!("report {}: a seed-era report (no config or runs) cannot join a study", i + 1));
+        }
+        reports.push(r);
+        values.push(v);
+    }
+    let cfgs: Vec<&BenchConfig> = reports.iter().map(|r| r.config.as_ref().expect("checked")).collect();
+    for (i, c) in cfgs.iter().enumerate().skip(1) {
+        let diff = differing(cfgs[0], c);
+        if !diff.is_empty() {
+            return Err(format!(
+                "report {} ({} {}) differs from report 1 in {}: a study compares models and policies under one config",
+                i + 1,
+                c.model,
+                c.policy.as_str(),
+                diff.join(", ")
+            ));
+        }
+        if let Some(j) = cfgs[..i].iter().position(|d| d.model == c.model && d.policy == c.policy) {
+            return Err(format!("reports {} and {} are both {} {}", j + 1, i + 1, c.model, c.policy.as_str()));
+        }
+    }
+    let tau = cfgs[0].tau;
+    let pairs: Vec<(&Report, &BenchConfig)> = reports.iter().zip(cfgs.iter().copied()).collect();
+    let mut models: Vec<String> = Vec::new();
+    let mut policies: Vec<String> = Vec::new();
+    for c in &cfgs {
+        if !models.contains(&c.model) {
+            models.push(c.model.clone());
+        }
+        if !policies.iter().any(|p| p == c.policy.as_str()) {
+            policies.push(c.policy.as_str().to_string());
+        }
+    }
+    let per_model = models
+        .iter()
+        .map(|m| {
+            let of: Vec<(&Report, &BenchConfig)> = pairs.iter().copied().filter(|(_, c)| &c.model == m).collect();
+            pooled(m, &of, tau)
+        })
+        .collect();
+    Ok(StudyReport {
+        study_version: STUDY_VERSION,
+        tau,
+        config: cfgs[0].clone(),
+        table: pairs.iter().map(|(r, c)| row(r, c)).collect(),
+        pooled: pooled("all", &pairs, tau),
+        per_model,
+        models,
+        policies,
+        reports: values,
+    })
+}

@@ -1,0 +1,23 @@
+//! The bench's engine, on burn: [`model`] (recurrent cells, their reversal and step VJP,
+//! the fused CPU and GPU kernels) → [`train`] (population training with an arm's
+//! `GradientRule`; dense BPTT is the baseline's) → [`idea`] (the idea arm: probe, policy,
+//! checkpointed backward pass) → [`protocol`] (phases → runs, resume) → a report built by
+//! `rdbench_core::report`. Imports point down that list only; training never imports
+//! `idea`. Two thin doors drive it: the native CLI (the root package) and the browser
+//! worker (`rdbench-worker`), both through [`host::Host`].
+//!
+//! "spec §N" in comments means section N of the bench contract, `docs/SPEC.md`.
+
+pub mod backend;
+pub mod calibrate;
+pub mod error;
+#[cfg(feature = "cube")]
+pub mod fused_check;
+pub mod host;
+pub mod idea;
+pub mod memory;
+pub mod model;
+pub mod protocol;
+pub mod train;
+
+pub use rdbench_core as core;

@@ -1,0 +1,37 @@
+//! Peak heap bytes of a pass, for the memory a report measures. The engine cannot count
+//! allocations itself (only a binary installs a global allocator), so a binary that counts
+//! registers a [`HeapMeter`] once; without one (the browser) every measurement is None.
+
+use std::sync::OnceLock;
+
+/// Per-thread heap counters a binary's global allocator keeps.
+pub trait HeapMeter: Sync {
+    /// Start a measurement on this thread; returns its mark.
+    fn start(&self) -> isize;
+    /// The peak bytes above `mark` this thread allocated since [`start`](Self::start), or
+    /// None when the allocator has not counted anything (it is not installed).
+    fn peak_since(&self, mark: isize) -> Option<usize>;
+}
+
+static METER: OnceLock<&'static dyn HeapMeter> = OnceLock::new();
+
+/// Register the process's meter (once; later calls are ignored).
+pub fn set_meter(meter: &'static dyn HeapMeter) {
+    let _ = METER.set(meter);
+}
+
+/// Run `f` and measure the peak heap bytes it allocated on this thread on `device`: a CPU
+/// backend (host heap is where its tensors live) with a meter registered; None elsewhere
+/// (GPU backends, where host heap says nothing about the pass, or no meter).
+pub fn thread_peak_during<T>(device: &burn::tensor::Device, f: impl FnOnce() -> T) -> (T, Option<usize>) {
+    use burn::backend::DispatchDevice;
+    let cpu = matches!(device.as_dispatch(), DispatchDevice::Flex(_) | DispatchDevice::NdArray(_));
+    match METER.get() {
+        Some(m) if cpu && !device.is_autodiff() => {
+            let mark = m.start();
+            let out = f();
+            (out, m.peak_since(mark))
+        }
+        _ => (f(), None),
+    }
+}

@@ -1,0 +1,794 @@
+//! The GRU's fused kernels on the GPU (cubecl, for burn's `Cube` backend: WebGPU in the
+//! browser, Vulkan natively). On a GPU every tensor op is a dispatch costing tens of
+//! microseconds whatever its size, and a GRU time step is ~20 of them forward and ~45
+//! backward; here a step is one kernel, its vector-Jacobian product (with the step's loss)
+//! two, and a whole reversal (every fixed-point iteration, the state kept in workgroup
+//! memory) one.
+//!
+//! WebGPU allows as few as 8 storage buffers per kernel (cubecl keeps one for its own
+//! metadata), so no kernel binds more than 7 tensors: a backward pass packs the parameters
+//! into one `[R, 1, P]` tensor first, and accumulates the gradient in that same packed
+//! layout plus one value, the summed squared error (see [`PackedLayout`]), unpacked once
+//! per pass.
+
+use super::kernels::CellKernels;
+use burn::backend::Cube;
+use burn::backend::tensor::FloatTensor;
+use burn::tensor::{DType, Tensor as BTensor};
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::prelude::*;
+use cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
+
+/// Where each GRU parameter sits in one run's packed row (w_ih, w_hh, b_ih, b_hh, w_o, b_o,
+/// each row-major, one after the other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedLayout {
+    /// Input features F.
+    pub f: usize,
+    /// Hidden units H.
+    pub h: usize,
+    /// Predicted features O.
+    pub o: usize,
+}
+
+impl PackedLayout {
+    /// Offsets of w_ih, w_hh, b_ih, b_hh, w_o, b_o, and the row length P.
+    pub fn offsets(&self) -> [usize; 7] {
+        let (f, h, o) = (self.f, self.h, self.o);
+        let h3 = 3 * h;
+        let w_hh = f * h3;
+        let b_ih = w_hh + h * h3;
+        let b_hh = b_ih + h3;
+        let w_o = b_hh + h3;
+        let b_o = w_o + h * o;
+        [0, w_hh, b_ih, b_hh, w_o, b_o, b_o + o]
+    }
+
+    /// Values per run.
+    pub fn n_params(&self) -> usize {
+        self.offsets()[6]
+    }
+
+    /// Values per run of the packed gradient: the parameters' then the pass's summed
+    /// squared error (the VJP computes p - y anyway, so the forward pass launches nothing
+    /// for the loss).
+    pub fn grad_len(&self) -> usize {
+        self.n_params() + 1
+    }
+}
+
+/// 1 / (1 + e^-x): saturates to 0 or 1 without a NaN.
+#[cube]
+fn sigmoid(x: f32) -> f32 {
+    1.0f32 / (1.0f32 + (-x).exp())
+}
+
+/// tanh in the CPU kernels' form: 2 sigmoid(2x) - 1 (no overflow to NaN for large |x|, which
+/// some GPU tanh builtins produce), and the odd series near 0 where that form cancels.
+#[cube]
+fn tanh_f(x: f32) -> f32 {
+    let mut out = 2.0f32 / (1.0f32 + (-2.0f32 * x).exp()) - 1.0f32;
+    if x.abs() < 0.3f32 {
+        let x2 = x * x;
+        // Horner from the x^2 term: a literal-only start would be a compile-time value.
+        let mut p = x2 * (-1382.0f32 / 155_925.0f32) + 62.0f32 / 2835.0f32;
+        p = p * x2 - 17.0f32 / 315.0f32;
+        p = p * x2 + 2.0f32 / 15.0f32;
+        p = p * x2 - 1.0f32 / 3.0f32;
+        out = x + x * x2 * p;
+    }
+    out
+}
+
+/// The three gate pre-activations of unit `j` for one row: input part (r, z, n) and hidden
+/// part (r, z, n) of W h + b, from weights at the given strides. Returns
+/// (a_r, a_z, gi_n, gh_n): a_r and a_z are the summed pre-activations.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn gate_parts(
+    w_ih: &Tensor<f32>,
+    w_ih_at: usize,
+    b_ih: &Tensor<f32>,
+    b_ih_at: usize,
+    w_hh: &Tensor<f32>,
+    w_hh_at: usize,
+    b_hh: &Tensor<f32>,
+    b_hh_at: usize,
+    x: &Tensor<f32>,
+    x_at: usize,
+    h: &Tensor<f32>,
+    h_at: usize,
+    j: usize,
+    f: usize,
+    hid: usize,
+) -> (f32, f32, f32, f32) {
+    let h3 = 3 * hid;
+    let mut ar = b_ih[b_ih_at + j] + b_hh[b_hh_at + j];
+    let mut az = b_ih[b_ih_at + hid + j] + b_hh[b_hh_at + hid + j];
+    let mut gin = b_ih[b_ih_at + 2 * hid + j];
+    let mut ghn = b_hh[b_hh_at + 2 * hid + j];
+    for i in 0..f {
+        let xv = x[x_at + i];
+        let base = w_ih_at + i * h3;
+        ar += xv * w_ih[base + j];
+        az += xv * w_ih[base + hid + j];
+        gin += xv * w_ih[base + 2 * hid + j];
+    }
+    for i in 0..hid {
+        let hv = h[h_at + i];
+        let base = w_hh_at + i * h3;
+        ar += hv * w_hh[base + j];
+        az += hv * w_hh[base + hid + j];
+        ghn += hv * w_hh[base + 2 * hid + j];
+    }
+    (ar, az, gin, ghn)
+}
+
+/// A packed row's offsets inside a kernel, as [`PackedLayout::offsets`]: w_hh, b_ih, b_hh,
+/// w_o, b_o, and the row length P.
+#[cube]
+fn packed_offsets(f: usize, hd: usize, od: usize) -> (usize, usize, usize, usize, usize, usize) {
+    let h3 = 3 * hd;
+    let p_w_hh = f * h3;
+    let p_b_ih = p_w_hh + hd * h3;
+    let p_b_hh = p_b_ih + h3;
+    let p_w_o = p_b_hh + h3;
+    let p_b_o = p_w_o + hd * od;
+    (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, p_b_o + od)
+}
+
+/// Values per row of the VJP's scratch inside a kernel, as [`scratch_len`].
+#[cube]
+fn scratch_row(hd: usize, f: usize, od: usize) -> usize {
+    8 * hd + od + f + 2
+}
+
+/// One GRU step: a unit per (run, row, hidden unit).
+#[cube(launch_unchecked)]
+fn gru_step_kernel(
+    w_ih: &Tensor<f32>,
+    w_hh: &Tensor<f32>,
+    b_ih: &Tensor<f32>,
+    b_hh: &Tensor<f32>,
+    h: &Tensor<f32>,
+    x: &Tensor<f32>,
+    out: &mut Tensor<f32>,
+    rows: u32,
+    f: u32,
+    hid: u32,
+) {
+    let pos = ABSOLUTE_POS;
+    let (n, f, hid) = (rows as usize, f as usize, hid as usize);
+    if pos >= out.len() {
+        terminate!();
+    }
+    let h3 = 3 * hid;
+    let j = pos % hid;
+    let rr = pos / hid;
+    let r = rr / n;
+    let (ar, az, gin, ghn) =
+        gate_parts(w_ih, r * f * h3, b_ih, r * h3, w_hh, r * hid * h3, b_hh, r * h3, x, rr * f, h, rr * hid, j, f, hid);
+    let rg = sigmoid(ar);
+    let z = sigmoid(az);
+    let nn = tanh_f(gin + rg * ghn);
+    out[pos] = nn + z * (h[pos] - nn);
+}
+
+/// The whole reversal of one step (spec §5): a cube per (run, row), every iteration inside,
+/// g in workgroup memory. `hid` and `iters` are compile-time so the barriers sit in uniform
+/// control flow (WGSL requires it).
+#[cube(launch_unchecked)]
+// Comparisons spelled as the CPU kernel's `fast_math::{at_least, clamp}` (NaN included).
+#[allow(clippy::manual_clamp, clippy::neg_cmp_op_on_partial_ord)]
+fn gru_reverse_kernel(
+    w_ih: &Tensor<f32>,
+    w_hh: &Tensor<f32>,
+    b_ih: &Tensor<f32>,
+    b_hh: &Tensor<f32>,
+    h: &Tensor<f32>,
+    x: &Tensor<f32>,
+    out: &mut Tensor<f32>,
+    rows: u32,
+    f: u32,
+    #[comptime] hid: u32,
+    #[comptime] iters: u32,
+) {
+    let (n, f) = (rows as usize, f as usize);
+    let hid_u = hid as usize;
+    let h3 = 3 * hid_u;
+    let rr = CUBE_POS_X as usize;
+    let r = rr / n;
+    let step = CUBE_DIM_X as usize;
+    // Two halves, swapped every iteration (one barrier each): it reads g from one, writes the
+    // next iterate to the other.
+    let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
+    let mut j = UNIT_POS_X as usize;
+    while j < hid_u {
+        g[j] = h[rr * hid_u + j];
+        j += step;
+    }
+    sync_cube();
+    for it in 0..iters {
+        let cur = (it % 2) as usize * hid_u;
+        let next = hid_u - cur;
+        let mut j = UNIT_POS_X as usize;
+        while j < hid_u {
+            let mut ar = b_ih[r * h3 + j] + b_hh[r * h3 + j];
+            let mut az = b_ih[r * h3 + hid_u + j] + b_hh[r * h3 + hid_u + j];
+            let mut gin = b_ih[r * h3 + 2 * hid_u + j];
+            let mut ghn = b_hh[r * h3 + 2 * hid_u + j];
+            for i in 0..f {
+                let xv = x[rr * f + i];
+                let base = r * f * h3 + i * h3;
+                ar += xv * w_ih[base + j];
+                az += xv * w_ih[base + hid_u + j];
+                gin += xv * w_ih[base + 2 * hid_u + j];
+            }
+            for i in 0..hid_u {
+                let gv = g[cur + i];
+                let base = r * hid_u * h3 + i * h3;
+                ar += gv * w_hh[base + j];
+                az += gv * w_hh[base + hid_u + j];
+                ghn += gv * w_hh[base + 2 * hid_u + j];
+            }
+            let rg = sigmoid(ar);
+            let z = sigmoid(az);
+            let nn = tanh_f(gin + rg * ghn);
+            let mut den = z;
+            if !(z > 0.05f32) {
+                den = 0.05f32;
+            }
+            let mut v = (h[rr * hid_u + j] - (1.0f32 - z) * nn) / den;
+            if v < -1.0f32 {
+                v = -1.0f32;
+            }
+            if v > 1.0f32 {
+                v = 1.0f32;
+            }
+            g[next + j] = v;
+            j += step;
+        }
+        sync_cube();
+    }
+    let last = (iters % 2) as usize * hid_u;
+    let mut j = UNIT_POS_X as usize;
+    while j < hid_u {
+        out[rr * hid_u + j] = g[last + j];
+        j += step;
+    }
+}
+
+/// Copy the six parameter tensors into one packed row per run ([`PackedLayout`]).
+#[cube(launch_unchecked)]
+fn gru_pack_kernel(
+    w_ih: &Tensor<f32>,
+    w_hh: &Tensor<f32>,
+    b_ih: &Tensor<f32>,
+    b_hh: &Tensor<f32>,
+    w_o: &Tensor<f32>,
+    b_o: &Tensor<f32>,
+    out: &mut Tensor<f32>,
+    o1: u32,
+    o2: u32,
+    o3: u32,
+    o4: u32,
+    o5: u32,
+    plen: u32,
+) {
+    let pos = ABSOLUTE_POS;
+    if pos >= out.len() {
+        terminate!();
+    }
+    let p = plen as usize;
+    let (o1, o2, o3, o4, o5) = (o1 as usize, o2 as usize, o3 as usize, o4 as usize, o5 as usize);
+    let r = pos / p;
+    let q = pos % p;
+    if q < o1 {
+        out[pos] = w_ih[r * o1 + q];
+    } else if q < o2 {
+        out[pos] = w_hh[r * (o2 - o1) + q - o1];
+    } else if q < o3 {
+        out[pos] = b_ih[r * (o3 - o2) + q - o2];
+    } else if q < o4 {
+        out[pos] = b_hh[r * (o4 - o3) + q - o3];
+    } else if q < o5 {
+        out[pos] = w_o[r * (o5 - o4) + q - o4];
+    } else {
+        out[pos] = b_o[r * (p - o5) + q - o5];
+    }
+}
+
+/// Per-row part of the VJP: a cube per (run, row). Recomputes the step from h_prev, the
+/// readout and its loss gradient dp = 2 scale (p - y), then back through the gates: writes
+/// dh_prev and, to `scratch`, what the weight gradients need (per row, see [`scratch_len`]:
+/// dgi 3H | dgh 3H | h' H | dp O | x F | h_prev H | 1 | sum (p - y)^2), so that every
+/// gradient value, and the loss, is a sum over rows of one scratch product.
+#[cube(launch_unchecked)]
+fn gru_vjp_rows_kernel(
+    pk: &Tensor<f32>,
+    h_prev: &Tensor<f32>,
+    x: &Tensor<f32>,
+    y: &Tensor<f32>,
+    dh: &Tensor<f32>,
+    dh_prev: &mut Tensor<f32>,
+    scratch: &mut Tensor<f32>,
+    rows: u32,
+    f: u32,
+    scale: f32,
+    #[comptime] hid: u32,
+    #[comptime] o: u32,
+) {
+    let (n, f) = (rows as usize, f as usize);
+    let (hd, od) = (hid as usize, o as usize);
+    let h3 = 3 * hd;
+    let rr = CUBE_POS_X as usize;
+    let r = rr / n;
+    let step = CUBE_DIM_X as usize;
+    // The packed row's offsets (PackedLayout::offsets).
+    let (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, plen) = packed_offsets(f, hd, od);
+    let base = r * plen;
+    let s_len = scratch_row(hd, f, od);
+    let s = rr * s_len;
+    let mut sqs = Shared::<[f32]>::new_slice(comptime!(o as usize));
+    let mut hs = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut dps = Shared::<[f32]>::new_slice(comptime!(o as usize));
+    let mut dghs = Shared::<[f32]>::new_slice(comptime!(3 * hid as usize));
+
+    // 0. The factors the weight gradients multiply dgi, dgh and dp by.
+    let mut i = UNIT_POS_X as usize;
+    while i < f {
+        scratch[s + 7 * hd + od + i] = x[rr * f + i];
+        i += step;
+    }
+    let mut i = UNIT_POS_X as usize;
+    while i < hd {
+        scratch[s + 7 * hd + od + f + i] = h_prev[rr * hd + i];
+        i += step;
+    }
+    if UNIT_POS_X == 0 {
+        scratch[s + s_len - 2] = 1.0f32;
+    }
+    // 1. The step: h' (shared) and the gates, kept for phase 3 in this unit's own scratch
+    // slots (dgi's, overwritten there by the same unit).
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        let (ar, az, gin, ghn) = gate_parts(
+            pk,
+            base,
+            pk,
+            base + p_b_ih,
+            pk,
+            base + p_w_hh,
+            pk,
+            base + p_b_hh,
+            x,
+            rr * f,
+            h_prev,
+            rr * hd,
+            j,
+            f,
+            hd,
+        );
+        let rg = sigmoid(ar);
+        let z = sigmoid(az);
+        let nn = tanh_f(gin + rg * ghn);
+        let hn = nn + z * (h_prev[rr * hd + j] - nn);
+        hs[j] = hn;
+        scratch[s + 6 * hd + j] = hn;
+        scratch[s + j] = rg;
+        scratch[s + hd + j] = z;
+        scratch[s + 2 * hd + j] = nn;
+        scratch[s + 3 * hd + j] = ghn;
+        j += step;
+    }
+    sync_cube();
+    // 2. Readout and dp.
+    let mut k = UNIT_POS_X as usize;
+    while k < od {
+        let mut p = pk[base + p_b_o + k];
+        for i in 0..hd {
+            p += hs[i] * pk[base + p_w_o + i * od + k];
+        }
+        let e = p - y[rr * od + k];
+        let d = 2.0f32 * scale * e;
+        sqs[k] = e * e;
+        dps[k] = d;
+        scratch[s + 7 * hd + k] = d;
+        k += step;
+    }
+    sync_cube();
+    // The row's squared error, summed in o's order.
+    if UNIT_POS_X == 0 {
+        let mut sq = 0.0f32;
+        for k in 0..od {
+            sq += sqs[k];
+        }
+        scratch[s + s_len - 1] = sq;
+    }
+    // 3. Through h' = n + z (h - n) and the gates.
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        let mut d = dh[rr * hd + j];
+        for k in 0..od {
+            d += dps[k] * pk[base + p_w_o + j * od + k];
+        }
+        let rg = scratch[s + j];
+        let z = scratch[s + hd + j];
+        let nn = scratch[s + 2 * hd + j];
+        let ghn = scratch[s + 3 * hd + j];
+        let dz = d * (h_prev[rr * hd + j] - nn);
+        let dn = d * (1.0f32 - z);
+        let dan = dn * (1.0f32 - nn * nn);
+        let dar = dan * ghn * rg * (1.0f32 - rg);
+        let daz = dz * z * (1.0f32 - z);
+        scratch[s + j] = dar;
+        scratch[s + hd + j] = daz;
+        scratch[s + 2 * hd + j] = dan;
+        scratch[s + h3 + j] = dar;
+        scratch[s + h3 + hd + j] = daz;
+        scratch[s + h3 + 2 * hd + j] = dan * rg;
+        dghs[j] = dar;
+        dghs[hd + j] = daz;
+        dghs[2 * hd + j] = dan * rg;
+        dh_prev[rr * hd + j] = d * z;
+        j += step;
+    }
+    sync_cube();
+    // 4. dh_prev += dgh W_hh^T.
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        let mut acc = dh_prev[rr * hd + j];
+        let w = base + p_w_hh + j * h3;
+        for k in 0..h3 {
+            acc += dghs[k] * pk[w + k];
+        }
+        dh_prev[rr * hd + j] = acc;
+        j += step;
+    }
+}
+
+/// Weight-gradient part of the VJP: a unit per packed gradient value (the last of a run's is
+/// its squared error), `g_out = g_in + sum over rows of scratch[a] * scratch[b]`, its two
+/// scratch slots found once (no branch or division in the row loop).
+#[cube(launch_unchecked)]
+fn gru_vjp_weights_kernel(
+    g_in: &Tensor<f32>,
+    scratch: &Tensor<f32>,
+    g_out: &mut Tensor<f32>,
+    rows: u32,
+    f: u32,
+    hid: u32,
+    o: u32,
+) {
+    let pos = ABSOLUTE_POS;
+    if pos >= g_out.len() {
+        terminate!();
+    }
+    let (n, f, hd, od) = (rows as usize, f as usize, hid as usize, o as usize);
+    let h3 = 3 * hd;
+    let (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, params) = packed_offsets(f, hd, od);
+    let plen = params + 1;
+    let s_len = scratch_row(hd, f, od);
+    let (s_x, s_hp, s_one) = (7 * hd + od, 7 * hd + od + f, s_len - 2);
+    let r = pos / plen;
+    let q = pos % plen;
+    // (a, b): w_ih = x^T dgi, w_hh = h_prev^T dgh, biases = 1 . dg, w_o = h'^T dp, and
+    // the squared error 1 . sq.
+    let mut a = s_one;
+    let mut b = 7 * hd + q - p_b_o;
+    if q == plen - 1 {
+        b = s_len - 1;
+    } else if q < p_w_hh {
+        a = s_x + q / h3;
+        b = q % h3;
+    } else if q < p_b_ih {
+        a = s_hp + (q - p_w_hh) / h3;
+        b = h3 + (q - p_w_hh) % h3;
+    } else if q < p_b_hh {
+        b = q - p_b_ih;
+    } else if q < p_w_o {
+        b = h3 + q - p_b_hh;
+    } else if q < p_b_o {
+        a = 6 * hd + (q - p_w_o) / od;
+        b = 7 * hd + (q - p_w_o) % od;
+    }
+    let mut acc = 0.0f32;
+    let mut s = r * n * s_len;
+    for _ in 0..n {
+        acc += scratch[s + a] * scratch[s + b];
+        s += s_len;
+    }
+    g_out[pos] = g_in[pos] + acc;
+}
+
+/// Values per row of the VJP's scratch: dgi 3H | dgh 3H | h' H | dp O | x F | h_prev H | 1 |
+/// sum (p - y)^2.
+fn scratch_len(hid: usize, f: usize, o: usize) -> usize {
+    8 * hid + o + f + 2
+}
+
+/// Units per cube for the per-(run, row) kernels: a power of two covering H, at most 256
+/// (WebGPU's guaranteed workgroup size); larger H loops.
+fn row_units(hid: usize) -> u32 {
+    (hid.next_power_of_two().clamp(32, 256)) as u32
+}
+
+fn dims3(t: &CubeTensor) -> [usize; 3] {
+    t.meta.shape().dims::<3>()
+}
+
+fn empty(like: &CubeTensor, shape: [usize; 3]) -> CubeTensor {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape.into(), DType::F32)
+}
+
+fn elementwise(like: &CubeTensor, n: usize) -> (CubeCount, CubeDim) {
+    let dim = CubeDim::new_1d(256);
+    (calculate_cube_count_elemwise(&like.client, n, dim), dim)
+}
+
+/// The cube count of a kernel with one cube per (run, row): `R * N` cubes, which WebGPU
+/// caps at 65535 per dimension.
+fn per_row(rows: usize) -> CubeCount {
+    assert!(rows <= 65_535, "{rows} runs x rows exceed a GPU dispatch's 65535 workgroups");
+    CubeCount::Static(rows as u32, 1, 1)
+}
+
+impl CellKernels for Cube {
+    fn gru_reverse(
+        w_ih: CubeTensor,
+        w_hh: CubeTensor,
+        b_ih: CubeTensor,
+        b_hh: CubeTensor,
+        h: CubeTensor,
+        x: CubeTensor,
+        iters: usize,
+    ) -> CubeTensor {
+        let [w_ih, w_hh, b_ih, b_hh, h, x] = [w_ih, w_hh, b_ih, b_hh, h, x].map(into_contiguous);
+        let [r, n, hid] = dims3(&h);
+        let f = dims3(&x)[2];
+        let out = empty(&h, [r, n, hid]);
+        let client = h.client.clone();
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given
+        // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
+        // are what made these kernels slow on software adapters.
+        unsafe {
+            gru_reverse_kernel::launch_unchecked(
+                &client,
+                per_row(r * n),
+                CubeDim::new_1d(row_units(hid)),
+                w_ih.into_tensor_arg(),
+                w_hh.into_tensor_arg(),
+                b_ih.into_tensor_arg(),
+                b_hh.into_tensor_arg(),
+                h.into_tensor_arg(),
+                x.into_tensor_arg(),
+                out.clone().into_tensor_arg(),
+                n as u32,
+                f as u32,
+                hid as u32,
+                iters as u32,
+            )
+        };
+        out
+    }
+
+    fn gru_step(
+        w_ih: CubeTensor,
+        w_hh: CubeTensor,
+        b_ih: CubeTensor,
+        b_hh: CubeTensor,
+        h: CubeTensor,
+        x: CubeTensor,
+    ) -> CubeTensor {
+        let [w_ih, w_hh, b_ih, b_hh, h, x] = [w_ih, w_hh, b_ih, b_hh, h, x].map(into_contiguous);
+        let [r, n, hid] = dims3(&h);
+        let f = dims3(&x)[2];
+        let out = empty(&h, [r, n, hid]);
+        let (count, dim) = elementwise(&h, r * n * hid);
+        let client = h.client.clone();
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given
+        // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
+        // are what made these kernels slow on software adapters.
+        unsafe {
+            gru_step_kernel::launch_unchecked(
+                &client,
+                count,
+                dim,
+                w_ih.into_tensor_arg(),
+                w_hh.into_tensor_arg(),
+                b_ih.into_tensor_arg(),
+                b_hh.into_tensor_arg(),
+                h.into_tensor_arg(),
+                x.into_tensor_arg(),
+                out.clone().into_tensor_arg(),
+                n as u32,
+                f as u32,
+                hid as u32,
+            )
+        };
+        out
+    }
+}
+
+/// The GRU operations only the GPU path has: packing, and the VJP on packed parameters and
+/// gradients.
+#[burn::backend::backend_extension(Cube)]
+pub trait GruCubeKernels: burn::backend::Backend {
+    /// The six parameters in one `[R, 1, P]` tensor ([`PackedLayout`]).
+    #[allow(clippy::too_many_arguments)]
+    fn gru_pack(
+        w_ih: FloatTensor<Self>,
+        w_hh: FloatTensor<Self>,
+        b_ih: FloatTensor<Self>,
+        b_hh: FloatTensor<Self>,
+        w_o: FloatTensor<Self>,
+        b_o: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// The CPU's [`gru_step_vjp`](super::kernels::GruHostVjp::gru_step_vjp) on packed
+    /// parameters `pk` `[R, 1, P]` and a packed gradient `g` `[R, 1, P + 1]` whose last
+    /// value per run sums the squared error `sum((h' w_o + b_o - y)^2)`: returns the
+    /// gradient for h_prev and the updated `g`.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn gru_step_vjp_packed(
+        pk: FloatTensor<Self>,
+        h_prev: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        y: FloatTensor<Self>,
+        dh: FloatTensor<Self>,
+        scale: f32,
+        g: FloatTensor<Self>,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+}
+
+impl GruCubeKernels for Cube {
+    fn gru_pack(
+        w_ih: CubeTensor,
+        w_hh: CubeTensor,
+        b_ih: CubeTensor,
+        b_hh: CubeTensor,
+        w_o: CubeTensor,
+        b_o: CubeTensor,
+    ) -> CubeTensor {
+        let [w_ih, w_hh, b_ih, b_hh, w_o, b_o] = [w_ih, w_hh, b_ih, b_hh, w_o, b_o].map(into_contiguous);
+        let [r, f, h3] = dims3(&w_ih);
+        let o = dims3(&w_o)[2];
+        let layout = PackedLayout { f, h: h3 / 3, o };
+        let off = layout.offsets();
+        let out = empty(&w_ih, [r, 1, layout.n_params()]);
+        let (count, dim) = elementwise(&w_ih, r * layout.n_params());
+        let client = w_ih.client.clone();
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given
+        // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
+        // are what made these kernels slow on software adapters.
+        unsafe {
+            gru_pack_kernel::launch_unchecked(
+                &client,
+                count,
+                dim,
+                w_ih.into_tensor_arg(),
+                w_hh.into_tensor_arg(),
+                b_ih.into_tensor_arg(),
+                b_hh.into_tensor_arg(),
+                w_o.into_tensor_arg(),
+                b_o.into_tensor_arg(),
+                out.clone().into_tensor_arg(),
+                off[1] as u32,
+                off[2] as u32,
+                off[3] as u32,
+                off[4] as u32,
+                off[5] as u32,
+                off[6] as u32,
+            )
+        };
+        out
+    }
+
+    fn gru_step_vjp_packed(
+        pk: CubeTensor,
+        h_prev: CubeTensor,
+        x: CubeTensor,
+        y: CubeTensor,
+        dh: CubeTensor,
+        scale: f32,
+        g: CubeTensor,
+    ) -> (CubeTensor, CubeTensor) {
+        let [pk, h_prev, x, y, dh, g] = [pk, h_prev, x, y, dh, g].map(into_contiguous);
+        let [r, n, hid] = dims3(&h_prev);
+        let (f, o) = (dims3(&x)[2], dims3(&y)[2]);
+        let layout = PackedLayout { f, h: hid, o };
+        assert_eq!(dims3(&pk)[2], layout.n_params(), "packed GRU parameters of another shape");
+        let plen = layout.grad_len();
+        assert_eq!(dims3(&g)[2], plen, "a packed GRU gradient of another shape");
+        let dh_prev = empty(&h_prev, [r, n, hid]);
+        let scratch = empty(&h_prev, [r, n, scratch_len(hid, f, o)]);
+        let client = h_prev.client.clone();
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given
+        // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
+        // are what made these kernels slow on software adapters.
+        unsafe {
+            gru_vjp_rows_kernel::launch_unchecked(
+                &client,
+                per_row(r * n),
+                CubeDim::new_1d(row_units(hid)),
+                pk.into_tensor_arg(),
+                h_prev.into_tensor_arg(),
+                x.into_tensor_arg(),
+                y.into_tensor_arg(),
+                dh.into_tensor_arg(),
+                dh_prev.clone().into_tensor_arg(),
+                scratch.clone().into_tensor_arg(),
+                n as u32,
+                f as u32,
+                scale,
+                hid as u32,
+                o as u32,
+            )
+        };
+        let g_out = empty(&g, [r, 1, plen]);
+        let (count, dim) = elementwise(&g, r * plen);
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given
+        // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
+        // are what made these kernels slow on software adapters.
+        unsafe {
+            gru_vjp_weights_kernel::launch_unchecked(
+                &client,
+                count,
+                dim,
+                g.into_tensor_arg(),
+                scratch.into_tensor_arg(),
+                g_out.clone().into_tensor_arg(),
+                n as u32,
+                f as u32,
+                hid as u32,
+                o as u32,
+            )
+        };
+        (dh_prev, g_out)
+    }
+}
+
+/// The runtime-dispatched backend the tensor API runs on.
+type D = burn::backend::Dispatch;
+
+/// The GRU's six parameters packed into `[R, 1, P]` (see [`PackedLayout`]).
+pub fn gru_pack(p: &[BTensor<3>]) -> BTensor<3> {
+    let d = |i: usize| p[i].clone().into_dispatch();
+    BTensor::from_dispatch(<D as GruCubeKernels>::gru_pack(d(0), d(1), d(2), d(3), d(4), d(5)))
+}
+
+/// The packed VJP on tensors (see [`GruCubeKernels::gru_step_vjp_packed`]).
+pub fn gru_step_vjp_packed(
+    pk: BTensor<3>,
+    h_prev: BTensor<3>,
+    x: BTensor<3>,
+    y: BTensor<3>,
+    dh: BTensor<3>,
+    scale: f32,
+    g: BTensor<3>,
+) -> (BTensor<3>, BTensor<3>) {
+    let (dh_prev, g) = <D as GruCubeKernels>::gru_step_vjp_packed(
+        pk.into_dispatch(),
+        h_prev.into_dispatch(),
+        x.into_dispatch(),
+        y.into_dispatch(),
+        dh.into_dispatch(),
+        scale,
+        g.into_dispatch(),
+    );
+    (BTensor::from_dispatch(dh_prev), BTensor::from_dispatch(g))
+}
+
+/// A packed `[R, 1, P]` gradient split into the six parameter tensors, shaped `[R, a, b]`
+/// after `shapes`.
+pub fn unpack(g: BTensor<3>, layout: PackedLayout, shapes: &[[usize; 2]]) -> Vec<BTensor<3>> {
+    let r = g.dims()[0];
+    let off = layout.offsets();
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(i, &[a, b])| g.clone().narrow(2, off[i], off[i + 1] - off[i]).reshape([r, a, b]))
+        .collect()
+}

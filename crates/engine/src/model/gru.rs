@@ -1,0 +1,256 @@
+//! Model `rnn_small`: a GRU with PyTorch's gate conventions and a linear readout (spec §2).
+//!
+//! Weights are stored transposed relative to torch (`x @ w_ih`, `h @ w_hh`) with the gate
+//! columns in torch's order r | z | n.
+
+#[cfg(feature = "cube")]
+use super::cube_kernels;
+use super::{Grads, RecurrentModel, VjpStep, kernels};
+use burn::tensor::{Tensor, activation::sigmoid};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// GRU cell plus readout `p_t = h_t @ w_o + b_o`.
+#[derive(Clone, Debug)]
+pub struct Gru {
+    input: usize,
+    hidden: usize,
+    output: usize,
+    /// Whether a pass on a GPU takes the fused cubecl kernels; off, it takes the tensor ops
+    /// every backend has (the reference `fused_check` measures the kernels against).
+    gpu_kernels: bool,
+}
+
+/// The parameters by name, in the model's order (`param_names`).
+struct Named<'a> {
+    w_ih: &'a Tensor<3>,
+    w_hh: &'a Tensor<3>,
+    b_ih: &'a Tensor<3>,
+    b_hh: &'a Tensor<3>,
+    w_o: &'a Tensor<3>,
+    b_o: &'a Tensor<3>,
+}
+
+impl<'a> Named<'a> {
+    fn of(p: &'a [Tensor<3>]) -> Self {
+        let [w_ih, w_hh, b_ih, b_hh, w_o, b_o] = p else { panic!("a GRU has six parameters, got {}", p.len()) };
+        Named { w_ih, w_hh, b_ih, b_hh, w_o, b_o }
+    }
+
+    /// The four the cell's kernels take.
+    fn cell(&self) -> [&'a Tensor<3>; 4] {
+        [self.w_ih, self.w_hh, self.b_ih, self.b_hh]
+    }
+}
+
+/// Where each parameter's gradient sits in a per-parameter [`Grads`].
+const W_IH: usize = 0;
+const W_HH: usize = 1;
+const B_IH: usize = 2;
+const B_HH: usize = 3;
+const W_O: usize = 4;
+const B_O: usize = 5;
+
+/// Gate activations of one step, kept for the vector-Jacobian product.
+struct Gates {
+    r: Tensor<3>,
+    z: Tensor<3>,
+    n: Tensor<3>,
+    /// W_hn h + b_hn (the part the reset gate multiplies).
+    hn: Tensor<3>,
+}
+
+impl Gru {
+    /// Where each parameter sits in the GPU kernels' packed layout.
+    #[cfg(feature = "cube")]
+    fn packed(&self) -> cube_kernels::PackedLayout {
+        cube_kernels::PackedLayout { f: self.input, h: self.hidden, o: self.output }
+    }
+
+    /// A GRU with `input` features, `hidden` units and `output` predicted features.
+    pub fn new(input: usize, hidden: usize, output: usize) -> Self {
+        Gru { input, hidden, output, gpu_kernels: true }
+    }
+
+    /// The same GRU without the fused GPU kernels (tensor ops on every device but the CPU,
+    /// whose fused kernels stay).
+    pub fn without_gpu_kernels(self) -> Self {
+        Gru { gpu_kernels: false, ..self }
+    }
+
+    /// Whether a pass on `device` takes the fused GPU kernels.
+    fn on_gpu_kernels(&self, device: &burn::tensor::Device) -> bool {
+        self.gpu_kernels && kernels::cube_on(device)
+    }
+
+    /// Whether `h`'s device runs a fused step and reversal (CPU or GPU).
+    fn fused(&self, h: &Tensor<3>) -> bool {
+        let device = h.device();
+        kernels::fused_on(&device) || self.on_gpu_kernels(&device)
+    }
+
+    fn input_part(&self, p: &[Tensor<3>], x: Tensor<3>) -> Tensor<3> {
+        let p = Named::of(p);
+        x.matmul(p.w_ih.clone()) + p.b_ih.clone()
+    }
+
+    /// The step in tensor ops (every backend; the reference for the fused kernel).
+    pub fn step_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
+        let g = self.gates(p, self.input_part(p, x), h.clone());
+        // h' = (1 - z) n + z h
+        g.n.clone() + g.z * (h - g.n)
+    }
+
+    /// The reversal in tensor ops (every backend; the reference for the fused kernel).
+    pub fn reverse_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3> {
+        // Damped fixed-point iteration from g = h_t (spec §5).
+        let gi = self.input_part(p, x);
+        let mut g = h.clone();
+        for _ in 0..iters {
+            let Gates { z, n, .. } = self.gates(p, gi.clone(), g);
+            let one_minus_z = z.clone().neg().add_scalar(1.0);
+            g = ((h.clone() - one_minus_z * n) / z.clamp_min(0.05)).clamp(-1.0, 1.0);
+        }
+        g
+    }
+
+    fn gates(&self, p: &[Tensor<3>], gi: Tensor<3>, h: Tensor<3>) -> Gates {
+        let hh = self.hidden;
+        let p = Named::of(p);
+        let gh = h.matmul(p.w_hh.clone()) + p.b_hh.clone();
+        let r = sigmoid(gi.clone().narrow(2, 0, hh) + gh.clone().narrow(2, 0, hh));
+        let z = sigmoid(gi.clone().narrow(2, hh, hh) + gh.clone().narrow(2, hh, hh));
+        let hn = gh.narrow(2, 2 * hh, hh);
+        let n = (gi.narrow(2, 2 * hh, hh) + r.clone() * hn.clone()).tanh();
+        Gates { r, z, n, hn }
+    }
+}
+
+impl RecurrentModel for Gru {
+    fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    fn param_names(&self) -> &'static [&'static str] {
+        &["w_ih", "w_hh", "b_ih", "b_hh", "w_o", "b_o"]
+    }
+
+    fn param_shapes(&self) -> Vec<[usize; 2]> {
+        let (i, h, o) = (self.input, self.hidden, self.output);
+        vec![[i, 3 * h], [h, 3 * h], [1, 3 * h], [1, 3 * h], [h, o], [1, o]]
+    }
+
+    fn init_run(&self, rng: &mut ChaCha8Rng) -> Vec<Vec<f32>> {
+        // Every weight and bias ~ U(-1/sqrt(H), 1/sqrt(H)), readout included (spec §2).
+        let bound = 1.0 / (self.hidden as f32).sqrt();
+        self.param_shapes().iter().map(|[a, b]| (0..a * b).map(|_| rng.random_range(-bound..bound)).collect()).collect()
+    }
+
+    fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
+        if self.fused(&h) {
+            return kernels::gru_step(Named::of(p).cell(), h, x);
+        }
+        self.step_unfused(p, h, x)
+    }
+
+    fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, _x: Tensor<3>) -> Tensor<3> {
+        let p = Named::of(p);
+        h.matmul(p.w_o.clone()) + p.b_o.clone()
+    }
+
+    fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3> {
+        if self.fused(&h) {
+            return kernels::gru_reverse(Named::of(p).cell(), h, x, iters);
+        }
+        self.reverse_unfused(p, h, x, iters)
+    }
+
+    fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
+        match grads {
+            #[cfg(feature = "cube")]
+            Grads::Packed { grad, params } => {
+                let VjpStep { h_prev, x, y, dh, scale } = s;
+                let (dh_prev, g) =
+                    cube_kernels::gru_step_vjp_packed(params.clone(), h_prev, x, y, dh, scale, grad.clone());
+                *grad = g;
+                dh_prev
+            }
+            _ if kernels::fused_on(&s.h_prev.device()) => kernels::gru_step_vjp(p, s, grads.per_param()),
+            _ => self.step_vjp_unfused(p, s, grads),
+        }
+    }
+
+    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
+        #[cfg(feature = "cube")]
+        if self.on_gpu_kernels(&h.device()) {
+            // The GPU's VJP computes p - y at every step anyway and sums the squared error
+            // into its packed gradient (see `grads_of`): no launch here.
+            let _ = (h, x, y);
+            return loss;
+        }
+        loss + super::squared_error(self.readout(p, h, x), y)
+    }
+
+    fn grad_zeros(&self, p: &[Tensor<3>]) -> Grads {
+        #[cfg(feature = "cube")]
+        if self.on_gpu_kernels(&p[0].device()) {
+            let r = p[0].dims()[0];
+            let grad = Tensor::zeros([r, 1, self.packed().grad_len()], &p[0].device());
+            return Grads::Packed { grad, params: cube_kernels::gru_pack(p) };
+        }
+        Grads::PerParam(super::zeros_like_each(p))
+    }
+
+    fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
+        match acc {
+            Grads::PerParam(g) => (g, loss),
+            // [packed gradient | summed squared error] per run (the forward added nothing).
+            #[cfg(feature = "cube")]
+            Grads::Packed { grad, .. } => {
+                let layout = self.packed();
+                let sse = grad.clone().narrow(2, layout.n_params(), 1);
+                (cube_kernels::unpack(grad, layout, &self.param_shapes()), sse)
+            }
+            #[cfg(not(feature = "cube"))]
+            Grads::Packed { .. } => unreachable!("a build without the GPU kernels packs nothing"),
+        }
+    }
+}
+
+impl Gru {
+    /// The vector-Jacobian product in tensor ops (every backend; the reference for the fused
+    /// kernel). Arguments as `RecurrentModel::step_vjp`.
+    pub fn step_vjp_unfused(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
+        let VjpStep { h_prev, x, y, dh, scale } = s;
+        let Gates { r, z, n, hn } = self.gates(p, self.input_part(p, x.clone()), h_prev.clone());
+        let p = Named::of(p);
+        let h_new = n.clone() + z.clone() * (h_prev.clone() - n.clone());
+
+        // Loss term: scale * sum (p - y)^2 with p = h' w_o + b_o.
+        let pred = h_new.clone().matmul(p.w_o.clone()) + p.b_o.clone();
+        let dp = (pred - y).mul_scalar(2.0 * scale);
+        grads.add(W_O, h_new.swap_dims(1, 2).matmul(dp.clone()));
+        grads.add(B_O, dp.clone().sum_dim(1));
+        let dh_new = dh + dp.matmul(p.w_o.clone().swap_dims(1, 2));
+
+        // Through h' = n + z (h - n).
+        let dz = dh_new.clone() * (h_prev.clone() - n.clone());
+        let dn = dh_new.clone() * z.clone().neg().add_scalar(1.0);
+        let mut dh_prev = dh_new * z.clone();
+
+        let dan = dn * n.square().neg().add_scalar(1.0);
+        let dr = dan.clone() * hn;
+        let dhn = dan.clone() * r.clone();
+        let daz = dz * z.clone() * z.neg().add_scalar(1.0);
+        let dar = dr * r.clone() * r.neg().add_scalar(1.0);
+
+        let dgi = Tensor::cat(vec![dar.clone(), daz.clone(), dan], 2);
+        let dgh = Tensor::cat(vec![dar, daz, dhn], 2);
+        grads.add(W_IH, x.swap_dims(1, 2).matmul(dgi.clone()));
+        grads.add(B_IH, dgi.sum_dim(1));
+        grads.add(W_HH, h_prev.swap_dims(1, 2).matmul(dgh.clone()));
+        grads.add(B_HH, dgh.clone().sum_dim(1));
+        dh_prev = dh_prev + dgh.matmul(p.w_hh.clone().swap_dims(1, 2));
+        dh_prev
+    }
+}

@@ -1,0 +1,529 @@
+//! Fused kernels of the recurrent cells: one backend operation where the tensor code takes
+//! hundreds (a GRU reversal is `reversal_iters` cell evaluations of ~20 tiny ops each, and at
+//! these sizes every op costs more in dispatch than in arithmetic). They are burn backend
+//! extensions, so each backend gets its own implementation: burn-flex (CPU, native and wasm)
+//! here, burn's `Cube` (WebGPU, Vulkan) in `cube_kernels`; the tensor-op versions in the
+//! model files stay as the reference and serve every other backend.
+
+use super::fast_math as fm;
+use burn::backend::flex::FlexTensor;
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{Backend, ExtensionType, Flex, backend_extension};
+use burn::tensor::{Device, Tensor, TensorData};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The runtime-dispatched backend the tensor API runs on.
+type D = burn::backend::Dispatch;
+
+/// One tensor per GRU parameter (or per gradient), in the model's order.
+#[derive(ExtensionType)]
+pub struct GruTensors<B: Backend> {
+    /// `[R, F, 3H]`.
+    pub w_ih: FloatTensor<B>,
+    /// `[R, H, 3H]`.
+    pub w_hh: FloatTensor<B>,
+    /// `[R, 1, 3H]`.
+    pub b_ih: FloatTensor<B>,
+    /// `[R, 1, 3H]`.
+    pub b_hh: FloatTensor<B>,
+    /// `[R, H, O]`.
+    pub w_o: FloatTensor<B>,
+    /// `[R, 1, O]`.
+    pub b_o: FloatTensor<B>,
+}
+
+impl GruTensors<D> {
+    fn of(t: &[Tensor<3>]) -> Self {
+        let d = |i: usize| t[i].clone().into_dispatch();
+        GruTensors { w_ih: d(0), w_hh: d(1), b_ih: d(2), b_hh: d(3), w_o: d(4), b_o: d(5) }
+    }
+
+    fn into_tensors(self) -> [Tensor<3>; 6] {
+        [self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_o, self.b_o].map(Tensor::from_dispatch)
+    }
+}
+
+/// The cells' fused operations. Tensors are population-major `[R, ..]` like the model's;
+/// GRU weights as in `Gru`: `w_ih [R, F, 3H]`, `w_hh [R, H, 3H]`, biases `[R, 1, 3H]`,
+/// readout `w_o [R, H, O]`, `b_o [R, 1, O]`.
+#[backend_extension(Flex, Cube: cfg(feature = "cube"))]
+pub trait CellKernels: Backend {
+    /// GRU reversal (spec §5): from h_t `[R, N, H]` and x_t `[R, N, F]`, `iters` damped
+    /// fixed-point iterations g = clamp((h_t - (1 - z) n) / max(z, 0.05), -1, 1), from g = h_t.
+    #[allow(clippy::too_many_arguments)]
+    fn gru_reverse(
+        w_ih: FloatTensor<Self>,
+        w_hh: FloatTensor<Self>,
+        b_ih: FloatTensor<Self>,
+        b_hh: FloatTensor<Self>,
+        h: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        iters: usize,
+    ) -> FloatTensor<Self>;
+
+    /// One GRU step h_t from h_{t-1} `[R, N, H]` and x_t `[R, N, F]`.
+    fn gru_step(
+        w_ih: FloatTensor<Self>,
+        w_hh: FloatTensor<Self>,
+        b_ih: FloatTensor<Self>,
+        b_hh: FloatTensor<Self>,
+        h: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+}
+
+/// The GRU's vector-Jacobian product on the CPU, with one tensor per gradient (the GPU
+/// packs them instead: `cube_kernels::GruCubeKernels`).
+#[backend_extension(Flex)]
+pub trait GruHostVjp: Backend {
+    /// The GRU's one-step vector-Jacobian product with its readout (see
+    /// `RecurrentModel::step_vjp`): re-run the step from `h_prev`, add to `grads` (w_ih, w_hh,
+    /// b_ih, b_hh, w_o, b_o, like `params`) the gradient of
+    /// `scale * sum((h' w_o + b_o - y)^2) + dh . h'`, return the gradient for `h_prev` and the
+    /// updated gradients.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn gru_step_vjp(
+        #[extension_type] params: GruTensors<Self>,
+        h_prev: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        y: FloatTensor<Self>,
+        dh: FloatTensor<Self>,
+        scale: f32,
+        #[extension_type] grads: GruTensors<Self>,
+    ) -> (FloatTensor<Self>, GruTensors<Self>);
+}
+
+/// Whether `device` runs the fused CPU kernels (burn-flex, without autodiff).
+pub fn fused_on(device: &Device) -> bool {
+    !device.is_autodiff() && matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
+}
+
+/// Whether `device` is on burn's cubecl backend (a GPU: WebGPU, Vulkan); false in builds
+/// without the GPU kernels.
+pub fn cube_device(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    return matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = device;
+        false
+    }
+}
+
+/// Whether `device` runs the fused GPU kernels (burn's cubecl backend, without autodiff).
+pub fn cube_on(device: &Device) -> bool {
+    !device.is_autodiff() && cube_device(device)
+}
+
+/// The fused GRU reversal on tensors (see [`CellKernels::gru_reverse`]).
+pub fn gru_reverse(p: [&Tensor<3>; 4], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3> {
+    let [a, b, c, d] = p.map(|t| t.clone().into_dispatch());
+    Tensor::from_dispatch(<D as CellKernels>::gru_reverse(a, b, c, d, h.into_dispatch(), x.into_dispatch(), iters))
+}
+
+/// The fused GRU step on tensors (see [`CellKernels::gru_step`]).
+pub fn gru_step(p: [&Tensor<3>; 4], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
+    let [a, b, c, d] = p.map(|t| t.clone().into_dispatch());
+    Tensor::from_dispatch(<D as CellKernels>::gru_step(a, b, c, d, h.into_dispatch(), x.into_dispatch()))
+}
+
+/// The fused GRU vector-Jacobian product (see [`GruHostVjp::gru_step_vjp`]); `p` and
+/// `grads` in the model's order (w_ih, w_hh, b_ih, b_hh, w_o, b_o).
+pub fn gru_step_vjp(p: &[Tensor<3>], s: super::VjpStep, grads: &mut [Tensor<3>]) -> Tensor<3> {
+    let (dh_prev, out) = <D as GruHostVjp>::gru_step_vjp(
+        GruTensors::of(p),
+        s.h_prev.into_dispatch(),
+        s.x.into_dispatch(),
+        s.y.into_dispatch(),
+        s.dh.into_dispatch(),
+        s.scale,
+        GruTensors::of(grads),
+    );
+    for (slot, v) in grads.iter_mut().zip(out.into_tensors()) {
+        *slot = v;
+    }
+    Tensor::from_dispatch(dh_prev)
+}
+
+/// A tensor's f32 values (contiguous) and its dims.
+fn values(t: FlexTensor) -> (Vec<f32>, [usize; 3]) {
+    let t = if t.layout().contiguous_offsets().is_some() { t } else { t.to_contiguous() };
+    let dims = t.layout().shape().dims::<3>();
+    (t.as_slice::<f32>().expect("f32 tensor").to_vec(), dims)
+}
+
+fn tensor(v: Vec<f32>, dims: [usize; 3]) -> FlexTensor {
+    FlexTensor::from_data(TensorData::new(v, dims))
+}
+
+/// A matrix operand of [`mm`]: its values with row and column strides.
+#[derive(Clone, Copy)]
+struct Mat<'a> {
+    v: &'a [f32],
+    rs: usize,
+    cs: usize,
+}
+
+impl<'a> Mat<'a> {
+    /// Row-major `[rows, cols]` (the last `cols` is the row stride).
+    fn rows(v: &'a [f32], cols: usize) -> Self {
+        Mat { v, rs: cols, cs: 1 }
+    }
+    /// The transpose of a row-major matrix with `cols` columns.
+    fn t(v: &'a [f32], cols: usize) -> Self {
+        Mat { v, rs: 1, cs: cols }
+    }
+}
+
+/// Matmul FLOPs (2 m n k per product) the fused kernels have executed, process-wide: the
+/// benchmark's measured FLOP count. Elementwise work is not counted.
+static FLOPS: AtomicU64 = AtomicU64::new(0);
+
+/// Matmul FLOPs executed by the fused kernels so far (see the benchmark).
+pub fn flops() -> u64 {
+    FLOPS.load(Ordering::Relaxed)
+}
+
+/// `dst [m, n]` (row-major) = `dst * keep + a [m, k] · b [k, n]`, through `gemm` (the
+/// matmul burn-flex itself uses, with its runtime SIMD dispatch).
+fn mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat) {
+    FLOPS.fetch_add((2 * m * n * k) as u64, Ordering::Relaxed);
+    let last = |x: Mat, r: usize, c: usize| (r.max(1) - 1) * x.rs + (c.max(1) - 1) * x.cs;
+    assert!(dst.len() >= m * n && last(a, m, k) < a.v.len().max(1) && last(b, k, n) < b.v.len().max(1));
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !keep {
+            dst[..m * n].fill(0.0);
+        }
+        return;
+    }
+    // SAFETY: the assert bounds every element gemm reads or writes through these strides.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            keep,
+            a.v.as_ptr(),
+            a.cs as isize,
+            a.rs as isize,
+            b.v.as_ptr(),
+            b.cs as isize,
+            b.rs as isize,
+            1.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+}
+
+/// `out[n, :] = a[n, :] · w + b` (row-major `a [N, K]`, `w [K, M]`, `b [M]`).
+fn affine(out: &mut [f32], a: &[f32], w: &[f32], b: &[f32], n: usize, k: usize, m: usize) {
+    for row in out[..n * m].chunks_exact_mut(m) {
+        row.copy_from_slice(b);
+    }
+    mm(out, true, n, m, k, Mat::rows(a, k), Mat::rows(w, m));
+}
+
+/// Add the column sums of `g [N, M]` to `acc [M]`.
+fn add_col_sums(acc: &mut [f32], g: &[f32], m: usize) {
+    for row in g.chunks_exact(m) {
+        for (a, v) in acc.iter_mut().zip(row) {
+            *a += v;
+        }
+    }
+}
+
+/// Run `r`'s slice of a population tensor of `len` values per run.
+fn run_of(v: &[f32], r: usize, len: usize) -> &[f32] {
+    &v[r * len..(r + 1) * len]
+}
+
+fn run_of_mut(v: &mut [f32], r: usize, len: usize) -> &mut [f32] {
+    &mut v[r * len..(r + 1) * len]
+}
+
+/// GRU gates of one run for `n` rows: r, z, n and hn = W_hn h + b_hn, from the input part
+/// `gi [N, 3H]` and the hidden part `gh [N, 3H]` (overwritten with r | z | n).
+fn gates(gi: &[f32], gh: &mut [f32], hn: &mut [f32], n: usize, hid: usize) {
+    let h3 = 3 * hid;
+    for row in 0..n {
+        let (gir, ghr) = (&gi[row * h3..(row + 1) * h3], &mut gh[row * h3..(row + 1) * h3]);
+        let hnr = &mut hn[row * hid..(row + 1) * hid];
+        hnr.copy_from_slice(&ghr[2 * hid..]);
+        for j in 0..hid {
+            let r = fm::sigmoid(gir[j] + ghr[j]);
+            let z = fm::sigmoid(gir[hid + j] + ghr[hid + j]);
+            ghr[j] = r;
+            ghr[hid + j] = z;
+            ghr[2 * hid + j] = fm::tanh(gir[2 * hid + j] + r * hnr[j]);
+        }
+    }
+}
+
+/// A population's GRU cell weights as host values, with its sizes: what every GRU kernel
+/// unpacks first.
+struct Cell {
+    w_ih: Vec<f32>,
+    w_hh: Vec<f32>,
+    b_ih: Vec<f32>,
+    b_hh: Vec<f32>,
+    /// Runs, input features, hidden units, 3 x hidden.
+    r: usize,
+    f: usize,
+    hid: usize,
+    h3: usize,
+}
+
+impl Cell {
+    fn load(w_ih: FlexTensor, w_hh: FlexTensor, b_ih: FlexTensor, b_hh: FlexTensor) -> Self {
+        let (w_ih, [r, f, h3]) = values(w_ih);
+        let (w_hh, [_, hid, _]) = values(w_hh);
+        let (b_ih, b_hh) = (values(b_ih).0, values(b_hh).0);
+        Cell { w_ih, w_hh, b_ih, b_hh, r, f, hid, h3 }
+    }
+
+    /// Run `run`'s W_hh.
+    fn w_hh(&self, run: usize) -> &[f32] {
+        run_of(&self.w_hh, run, self.hid * self.h3)
+    }
+
+    /// `out [N, 3H] = x W_ih + b_ih` for run `run` (`x`: that run's `[N, F]`).
+    fn input_part(&self, out: &mut [f32], x: &[f32], run: usize, n: usize) {
+        let (f, h3) = (self.f, self.h3);
+        affine(out, x, run_of(&self.w_ih, run, f * h3), run_of(&self.b_ih, run, h3), n, f, h3);
+    }
+
+    /// `out [N, 3H] = h W_hh + b_hh` for run `run` (`h`: that run's `[N, H]`).
+    fn hidden_part(&self, out: &mut [f32], h: &[f32], run: usize, n: usize) {
+        affine(out, h, self.w_hh(run), run_of(&self.b_hh, run, self.h3), n, self.hid, self.h3);
+    }
+}
+
+impl CellKernels for Flex {
+    fn gru_reverse(
+        w_ih: FlexTensor,
+        w_hh: FlexTensor,
+        b_ih: FlexTensor,
+        b_hh: FlexTensor,
+        h: FlexTensor,
+        x: FlexTensor,
+        iters: usize,
+    ) -> FlexTensor {
+        let cell = Cell::load(w_ih, w_hh, b_ih, b_hh);
+        let (r, f, hid, h3) = (cell.r, cell.f, cell.hid, cell.h3);
+        let (h, [_, n, _]) = values(h);
+        let x = values(x).0;
+        let mut out = h.clone();
+        let (mut gi, mut gh) = (vec![0f32; n * h3], vec![0f32; n * h3]);
+        for run in 0..r {
+            let ht = run_of(&h, run, n * hid);
+            // The input projection does not change between iterations: once per call.
+            cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
+            let g = run_of_mut(&mut out, run, n * hid);
+            for _ in 0..iters {
+                cell.hidden_part(&mut gh, g, run, n);
+                for row in 0..n {
+                    let (gir, ghr) = (&gi[row * h3..(row + 1) * h3], &gh[row * h3..(row + 1) * h3]);
+                    let (gr, htr) = (&mut g[row * hid..(row + 1) * hid], &ht[row * hid..(row + 1) * hid]);
+                    for j in 0..hid {
+                        let rg = fm::sigmoid(gir[j] + ghr[j]);
+                        let z = fm::sigmoid(gir[hid + j] + ghr[hid + j]);
+                        let nn = fm::tanh(gir[2 * hid + j] + rg * ghr[2 * hid + j]);
+                        gr[j] = fm::clamp((htr[j] - (1.0 - z) * nn) / fm::at_least(z, 0.05), -1.0, 1.0);
+                    }
+                }
+            }
+        }
+        tensor(out, [r, n, hid])
+    }
+
+    fn gru_step(
+        w_ih: FlexTensor,
+        w_hh: FlexTensor,
+        b_ih: FlexTensor,
+        b_hh: FlexTensor,
+        h: FlexTensor,
+        x: FlexTensor,
+    ) -> FlexTensor {
+        let cell = Cell::load(w_ih, w_hh, b_ih, b_hh);
+        let (r, f, hid, h3) = (cell.r, cell.f, cell.hid, cell.h3);
+        let (h, [_, n, _]) = values(h);
+        let x = values(x).0;
+        let mut out = vec![0f32; r * n * hid];
+        let (mut gi, mut gh, mut hn) = (vec![0f32; n * h3], vec![0f32; n * h3], vec![0f32; n * hid]);
+        for run in 0..r {
+            let hp = run_of(&h, run, n * hid);
+            cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
+            cell.hidden_part(&mut gh, hp, run, n);
+            gates(&gi, &mut gh, &mut hn, n, hid);
+            let o = run_of_mut(&mut out, run, n * hid);
+            for row in 0..n {
+                let g = &gh[row * h3..(row + 1) * h3];
+                for j in 0..hid {
+                    let (z, nn) = (g[hid + j], g[2 * hid + j]);
+                    o[row * hid + j] = nn + z * (hp[row * hid + j] - nn);
+                }
+            }
+        }
+        tensor(out, [r, n, hid])
+    }
+}
+
+impl GruHostVjp for Flex {
+    fn gru_step_vjp(
+        params: GruTensors<Self>,
+        h_prev: FlexTensor,
+        x: FlexTensor,
+        y: FlexTensor,
+        dh: FlexTensor,
+        scale: f32,
+        grads: GruTensors<Self>,
+    ) -> (FlexTensor, GruTensors<Self>) {
+        let cell = Cell::load(params.w_ih, params.w_hh, params.b_ih, params.b_hh);
+        let (r, f, hid, h3) = (cell.r, cell.f, cell.hid, cell.h3);
+        let (w_o, [_, _, o]) = values(params.w_o);
+        let b_o = values(params.b_o).0;
+        let (h_prev, [_, n, _]) = values(h_prev);
+        let (x, y, dh) = (values(x).0, values(y).0, values(dh).0);
+        let (mut g_w_ih, d0) = values(grads.w_ih);
+        let (mut g_w_hh, d1) = values(grads.w_hh);
+        let (mut g_b_ih, d2) = values(grads.b_ih);
+        let (mut g_b_hh, d3) = values(grads.b_hh);
+        let (mut g_w_o, d4) = values(grads.w_o);
+        let (mut g_b_o, d5) = values(grads.b_o);
+        let mut dh_prev = vec![0f32; r * n * hid];
+        let (mut gi, mut gh, mut hn) = (vec![0f32; n * h3], vec![0f32; n * h3], vec![0f32; n * hid]);
+        let (mut h_new, mut dp, mut dh_new) = (vec![0f32; n * hid], vec![0f32; n * o], vec![0f32; n * hid]);
+        let (mut dgi, mut dgh) = (vec![0f32; n * h3], vec![0f32; n * h3]);
+        for run in 0..r {
+            let hp = run_of(&h_prev, run, n * hid);
+            let xr = run_of(&x, run, n * f);
+            let (wh, wo) = (cell.w_hh(run), run_of(&w_o, run, hid * o));
+            cell.input_part(&mut gi, xr, run, n);
+            cell.hidden_part(&mut gh, hp, run, n);
+            gates(&gi, &mut gh, &mut hn, n, hid);
+            for row in 0..n {
+                let g = &gh[row * h3..(row + 1) * h3];
+                for j in 0..hid {
+                    let (z, nn) = (g[hid + j], g[2 * hid + j]);
+                    h_new[row * hid + j] = nn + z * (hp[row * hid + j] - nn);
+                }
+            }
+            // Readout p = h' w_o + b_o and its loss term: dp = 2 scale (p - y).
+            affine(&mut dp, &h_new, wo, run_of(&b_o, run, o), n, hid, o);
+            for (d, t) in dp.iter_mut().zip(run_of(&y, run, n * o)) {
+                *d = 2.0 * scale * (*d - t);
+            }
+            mm(run_of_mut(&mut g_w_o, run, hid * o), true, hid, o, n, Mat::t(&h_new, hid), Mat::rows(&dp, o));
+            add_col_sums(run_of_mut(&mut g_b_o, run, o), &dp, o);
+            dh_new.copy_from_slice(run_of(&dh, run, n * hid));
+            mm(&mut dh_new, true, n, hid, o, Mat::rows(&dp, o), Mat::t(wo, o));
+            // Through h' = n + z (h - n) and the gates.
+            let dhp = run_of_mut(&mut dh_prev, run, n * hid);
+            for row in 0..n {
+                let g = &gh[row * h3..(row + 1) * h3];
+                let (dgir, dghr) = (&mut dgi[row * h3..(row + 1) * h3], &mut dgh[row * h3..(row + 1) * h3]);
+                for j in 0..hid {
+                    let (rg, z, nn, hnv) = (g[j], g[hid + j], g[2 * hid + j], hn[row * hid + j]);
+                    let d = dh_new[row * hid + j];
+                    let dz = d * (hp[row * hid + j] - nn);
+                    let dn = d * (1.0 - z);
+                    dhp[row * hid + j] = d * z;
+                    let dan = dn * (1.0 - nn * nn);
+                    let dar = dan * hnv * rg * (1.0 - rg);
+                    let daz = dz * z * (1.0 - z);
+                    dgir[j] = dar;
+                    dgir[hid + j] = daz;
+                    dgir[2 * hid + j] = dan;
+                    dghr[j] = dar;
+                    dghr[hid + j] = daz;
+                    dghr[2 * hid + j] = dan * rg;
+                }
+            }
+            mm(run_of_mut(&mut g_w_ih, run, f * h3), true, f, h3, n, Mat::t(xr, f), Mat::rows(&dgi, h3));
+            add_col_sums(run_of_mut(&mut g_b_ih, run, h3), &dgi, h3);
+            mm(run_of_mut(&mut g_w_hh, run, hid * h3), true, hid, h3, n, Mat::t(hp, hid), Mat::rows(&dgh, h3));
+            add_col_sums(run_of_mut(&mut g_b_hh, run, h3), &dgh, h3);
+            mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::t(wh, h3));
+        }
+        let grads = GruTensors {
+            w_ih: tensor(g_w_ih, d0),
+            w_hh: tensor(g_w_hh, d1),
+            b_ih: tensor(g_b_ih, d2),
+            b_hh: tensor(g_b_hh, d3),
+            w_o: tensor(g_w_o, d4),
+            b_o: tensor(g_b_o, d5),
+        };
+        (tensor(dh_prev, [r, n, hid]), grads)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Grads, Gru, RecurrentModel, VjpStep};
+    use burn::tensor::Distribution;
+
+    fn vals(t: Tensor<3>) -> Vec<f32> {
+        t.into_data().try_to_vec::<f32>().unwrap()
+    }
+
+    fn assert_close(want: Tensor<3>, got: Tensor<3>, tol: f32, what: &str) {
+        let (want, got) = (vals(want), vals(got));
+        assert_eq!(want.len(), got.len(), "{what}: sizes");
+        let worst = want.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(worst < tol, "{what}: max |fused - tensor ops| = {worst}");
+    }
+
+    /// Random GRU parameters, state and data for `r` runs.
+    fn setup(r: usize) -> (Gru, Vec<Tensor<3>>, [Tensor<3>; 4]) {
+        let device = Device::flex();
+        let (n, f, h, o) = (7, 2, 5, 3);
+        let u = |shape: [usize; 3]| Tensor::<3>::random(shape, Distribution::Uniform(-0.8, 0.8), &device);
+        let gru = Gru::new(f, h, o);
+        let p = gru.param_shapes().iter().map(|&[a, b]| u([r, a, b])).collect();
+        (gru, p, [u([r, n, h]), u([r, n, f]), u([r, n, o]), u([r, n, h])])
+    }
+
+    #[test]
+    fn fused_kernels_run_on_flex_only() {
+        let device = Device::flex();
+        assert!(fused_on(&device));
+        assert!(!fused_on(&device.clone().autodiff()));
+    }
+
+    #[test]
+    fn fused_gru_reversal_equals_the_tensor_ops() {
+        let (gru, p, [h, x, _, _]) = setup(3);
+        for iters in [1, 3, 20] {
+            let want = gru.reverse_unfused(&p, h.clone(), x.clone(), iters);
+            let got = gru_reverse([&p[0], &p[1], &p[2], &p[3]], h.clone(), x.clone(), iters);
+            assert_close(want, got, 1e-5, &format!("reverse, {iters} iterations"));
+        }
+    }
+
+    #[test]
+    fn fused_gru_step_and_vjp_equal_the_tensor_ops() {
+        let (gru, p, [h, x, y, dh]) = setup(3);
+        assert_close(gru.step_unfused(&p, h.clone(), x.clone()), gru.step(&p, h.clone(), x.clone()), 1e-5, "step");
+        let start: Vec<Tensor<3>> = p.iter().map(|t| t.clone().mul_scalar(0.1)).collect();
+        let (mut want_g, mut got_g) = (Grads::PerParam(start.clone()), Grads::PerParam(start));
+        let step = || VjpStep { h_prev: h.clone(), x: x.clone(), y: y.clone(), dh: dh.clone(), scale: 0.37 };
+        let want = gru.step_vjp_unfused(&p, step(), &mut want_g);
+        let got = gru.step_vjp(&p, step(), &mut got_g);
+        assert_close(want, got, 1e-5, "dh_prev");
+        let (Grads::PerParam(want_g), Grads::PerParam(got_g)) = (want_g, got_g) else { unreachable!("CPU layout") };
+        for (i, (w, g)) in want_g.into_iter().zip(got_g).enumerate() {
+            assert_close(w, g, 1e-5, gru.param_names()[i]);
+        }
+    }
+}

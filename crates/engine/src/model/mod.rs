@@ -1,0 +1,173 @@
+//! Models: recurrent cells evaluated for a whole population of runs at once.
+//!
+//! Every parameter tensor has a leading run dimension `R`; hidden states are
+//! `[R, B, H]`, inputs and targets of one step `[R, B, F]`. A model is a small
+//! trait so that adding one (spec §7) touches one file, a line in `BUILDERS` and its entry in
+//! the burn-free registry `rdbench_core::models::MODELS` (the config check and the page list it).
+
+#[cfg(feature = "cube")]
+pub mod cube_kernels;
+mod fast_math;
+mod gru;
+pub mod kernels;
+mod rev_ode;
+
+pub use gru::Gru;
+pub use rev_ode::RevOde;
+
+use burn::tensor::Tensor;
+use rand_chacha::ChaCha8Rng;
+use rdbench_core::models::MODELS;
+
+/// Sizes a model is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelShape {
+    /// Input features.
+    pub input: usize,
+    /// Hidden units H.
+    pub hidden: usize,
+    /// Predicted features.
+    pub output: usize,
+    /// Starting rank r0 (models with a rank, spec §7).
+    pub rank0: usize,
+    /// Largest rank r_max.
+    pub rank_max: usize,
+}
+
+/// Builds a model for a shape, or says why that shape does not fit it.
+type Build = fn(&ModelShape) -> Result<Box<dyn RecurrentModel>, String>;
+
+/// How each model of the registry (`rdbench_core::models::MODELS`) is built, by name.
+const BUILDERS: &[(&str, Build)] = &[
+    ("rnn_small", |s| Ok(Box::new(Gru::new(s.input, s.hidden, s.output)))),
+    ("rev_ode_small", |s| Ok(Box::new(RevOde::new(s)?))),
+];
+
+/// Parameters of a population: one `[R, rows, cols]` tensor per parameter.
+pub type Params = Vec<Tensor<3>>;
+
+/// A recurrent cell with a readout, its reversal and its one-step vector-Jacobian product.
+pub trait RecurrentModel: Send + Sync {
+    /// Hidden size H.
+    fn hidden(&self) -> usize;
+    /// Parameter names, in the order of [`Params`].
+    fn param_names(&self) -> &'static [&'static str];
+    /// Per-run shape `[rows, cols]` of each parameter.
+    fn param_shapes(&self) -> Vec<[usize; 2]>;
+    /// Draw one run's initial parameters (row-major, in `param_shapes` order).
+    fn init_run(&self, rng: &mut ChaCha8Rng) -> Vec<Vec<f32>>;
+    /// h_t from h_{t-1} `[R, B, H]` and x_t `[R, B, F]`.
+    fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3>;
+    /// Prediction p_t `[R, B, F_out]` from h_t and x_t.
+    fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3>;
+    /// Reconstruct h_{t-1} from h_t and x_t without using h_{t-1} (spec §5).
+    fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3>;
+    /// `loss + sum((p_t - y)^2)` per run (`loss [R, 1, 1]`, the sum over rows and features):
+    /// one step's term of the training loss, from h_t.
+    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
+        loss + squared_error(self.readout(p, h, x), y)
+    }
+    /// What a backward pass carries through [`step_vjp`](Self::step_vjp), starting at a zero
+    /// gradient: one zero tensor per parameter, unless the model keeps another layout on this
+    /// device (the GRU on a GPU: [`Grads::Packed`]).
+    fn grad_zeros(&self, p: &[Tensor<3>]) -> Grads {
+        Grads::PerParam(zeros_like_each(p))
+    }
+    /// The parameter gradients (in [`Params`] order) a pass's accumulator holds at its end,
+    /// and the pass's summed squared error `[R, 1, 1]`: `loss`, what
+    /// [`add_loss`](Self::add_loss) summed in the forward pass, unless the backward pass
+    /// summed it itself (the packed layout).
+    fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
+        match acc {
+            Grads::PerParam(g) => (g, loss),
+            Grads::Packed { .. } => unreachable!("only a model that packs its gradient makes a packed one"),
+        }
+    }
+    /// Re-run step `s` from its `h_prev` to h_t', add to `grads` the parameter gradient of
+    /// `s.scale * sum((p_t - y)^2) + s.dh . h_t'`, and return its gradient with respect to
+    /// `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
+    fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
+    /// `(r0, r_max)` for a model whose low-rank maps grow by enrichment (spec §7); None for
+    /// a model without a rank (the rank knobs then change nothing).
+    fn rank_limits(&self) -> Option<(usize, usize)> {
+        None
+    }
+    /// Give run `run` rank `rank` (only called when `rank_limits` is Some). The function
+    /// must not change at that moment: the new columns enter at zero.
+    fn set_rank(&self, _p: &mut [Tensor<3>], _run: usize, _rank: usize) {}
+}
+
+/// One step of a backward pass: what [`RecurrentModel::step_vjp`] differentiates.
+pub struct VjpStep {
+    /// h_{t-1} `[R, B, H]` (stored or rebuilt).
+    pub h_prev: Tensor<3>,
+    /// x_t `[R, B, F]`.
+    pub x: Tensor<3>,
+    /// The step's target y_t `[R, B, O]`.
+    pub y: Tensor<3>,
+    /// The gradient flowing into h_t from the later steps.
+    pub dh: Tensor<3>,
+    /// The loss term's weight (1 / the loss's element count).
+    pub scale: f32,
+}
+
+/// A backward pass's gradient, in the layout the model keeps on its device.
+#[allow(clippy::large_enum_variant)] // one per backward pass
+pub enum Grads {
+    /// One tensor per parameter, in [`Params`] order.
+    PerParam(Vec<Tensor<3>>),
+    /// The GRU's layout on a GPU (`cube_kernels`): the gradient with the pass's summed
+    /// squared error in one `[R, 1, P + 1]` tensor, and the parameters packed once per pass,
+    /// so that each VJP kernel binds one buffer for each.
+    Packed {
+        /// `[R, 1, P + 1]`: the packed gradient, then the summed squared error.
+        grad: Tensor<3>,
+        /// `[R, 1, P]`: the packed parameters.
+        params: Tensor<3>,
+    },
+}
+
+impl Grads {
+    /// The per-parameter gradients (every layout but a GPU kernel's own).
+    pub fn per_param(&mut self) -> &mut [Tensor<3>] {
+        match self {
+            Grads::PerParam(g) => g,
+            Grads::Packed { .. } => unreachable!("the packed layout is only touched by the GPU kernels"),
+        }
+    }
+
+    /// Add `delta` to parameter `i`'s gradient.
+    pub fn add(&mut self, i: usize, delta: Tensor<3>) {
+        let g = &mut self.per_param()[i];
+        *g = g.clone() + delta;
+    }
+}
+
+/// Per-run sum of squared errors `[R, 1, 1]` of predictions `pred` against `y` (`[R, N, O]`).
+pub fn squared_error(pred: Tensor<3>, y: Tensor<3>) -> Tensor<3> {
+    (pred - y).square().sum_dim(2).sum_dim(1)
+}
+
+/// One zero tensor shaped like each of `p` (a gradient in the parameters' own layout).
+pub fn zeros_like_each(p: &[Tensor<3>]) -> Vec<Tensor<3>> {
+    p.iter().map(|t| t.zeros_like()).collect()
+}
+
+/// Build a model by its config name; an unknown name or a shape it cannot take is an error.
+pub fn by_name(name: &str, shape: &ModelShape) -> Result<Box<dyn RecurrentModel>, String> {
+    let known = || MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ");
+    let build =
+        BUILDERS.iter().find(|b| b.0 == name).ok_or_else(|| format!("unknown model {name:?} (known: {})", known()))?;
+    (build.1)(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every model of the registry can be built, and nothing else.
+    #[test]
+    fn every_registered_model_has_a_builder() {
+        let names: Vec<&str> = super::MODELS.iter().map(|m| m.name).collect();
+        let built: Vec<&str> = super::BUILDERS.iter().map(|b| b.0).collect();
+        assert_eq!(names, built);
+    }
+}

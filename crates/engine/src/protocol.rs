@@ -1,0 +1,357 @@
+//! The bench protocol (spec §4): sweep each arm over the lr grid, pick its best lr, train
+//! the paired full runs, reusing the runs of an interrupted bench where they are the same
+//! computation. It returns runs; `report::build` turns them into the report.
+
+use crate::backend::Backend;
+use crate::error::EngineError;
+use crate::host::Host;
+use crate::idea::IdeaRule;
+use crate::idea::probe::ProbeSettings;
+use crate::model::{self, RecurrentModel};
+use crate::train::batch::DeviceData;
+use crate::train::dense::DenseRule;
+use crate::train::{GradientRule, Tally, TrainSettings, train_population};
+use indexmap::IndexMap;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice};
+use rdbench_core::report::sweep::{best_lr, sweep_means};
+use rdbench_core::report::{Environment, Report};
+use rdbench_core::track;
+use web_time::{Instant, SystemTime, UNIX_EPOCH};
+
+pub use rdbench_core::report::build::STATS_SEED;
+
+/// First sweep seed (spec §4.2).
+pub const SWEEP_SEED0: u64 = 1000;
+
+/// burn's version, as locked in Cargo.lock (checked by a test).
+pub const BURN_VERSION: &str = "0.22.1";
+
+/// The arms, in the order the protocol trains them.
+pub const ARMS: [Arm; 2] = [Arm::Baseline, Arm::Idea];
+
+/// A bench that stopped early, with every run it finished.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Why it stopped.
+    pub reason: EngineError,
+    /// Runs finished before it stopped.
+    pub runs: Vec<RunRecord>,
+}
+
+/// The training rule of `arm` under `cfg`: the one place an arm is chosen.
+pub fn rule_for(arm: Arm, cfg: &BenchConfig) -> Box<dyn GradientRule> {
+    match arm {
+        Arm::Baseline => Box::new(DenseRule),
+        Arm::Idea => Box::new(IdeaRule::new(ProbeSettings {
+            tau: cfg.tau,
+            k_max: cfg.k_max,
+            policy: cfg.policy,
+            reversal_iters: cfg.reversal_iters,
+            batch_size: cfg.batch_size,
+        })),
+    }
+}
+
+/// The sizes `cfg` builds its model for on `track`.
+pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelShape {
+    model::ModelShape {
+        input: track.input_dim(),
+        hidden: cfg.hidden_size,
+        output: track.output_dim(),
+        rank0: cfg.rank_r0,
+        rank_max: cfg.rank_max,
+    }
+}
+
+/// The runs of one population.
+fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u64> + Clone) -> Vec<RunSpec> {
+    lrs.iter().flat_map(|&lr| seeds.clone().map(move |seed| RunSpec { arm, phase, lr, seed })).collect()
+}
+
+/// Where a population trains and how its progress is counted: the protocol's scheduler.
+struct Scheduler<'a> {
+    /// The config and thread count, for splitting a phase over threads (native only).
+    cfg: &'a BenchConfig,
+    threads: usize,
+    model: &'a dyn RecurrentModel,
+    settings: TrainSettings,
+    device: &'a burn::tensor::Device,
+    prior: Prior<'a>,
+    /// This worker's share in a bench split over browser workers.
+    split: Option<Slice>,
+    /// Records other workers sent (split bench).
+    received: Vec<RunRecord>,
+    tally: Tally,
+    reused: usize,
+}
+
+impl Scheduler<'_> {
+    /// Work units of `runs` runs of `rule` on `n` trajectories.
+    fn work(&self, rule: &dyn GradientRule, runs: usize, n: usize) -> usize {
+        work(rule, runs, n, self.settings.batch_size, self.settings.epochs)
+    }
+
+    /// The records of `specs`, in their order: each from `prior` where it is there (same
+    /// arm, phase, lr, seed, backend and run hash), the rest trained together — split over
+    /// threads natively, or over browser workers when this bench is one worker's share.
+    /// A run's numbers do not depend on the population it trains in (every kernel works run
+    /// by run; tested), so reusing some runs of a population changes none of the others.
+    async fn train_or_reuse(
+        &mut self,
+        specs: &[RunSpec],
+        rule: &mut dyn GradientRule,
+        (train, eval): (&DeviceData, &DeviceData),
+        host: &mut dyn Host,
+    ) -> Result<Vec<RunRecord>, EngineError> {
+        let (backend, hash) = (self.settings.backend.clone(), self.settings.run_hash.clone());
+        let mut out: Vec<Option<RunRecord>> = specs
+            .iter()
+            .map(|s| self.prior.runs.iter().find(|r| self.prior.reuses(r, s, &backend, &hash)).cloned())
+            .collect();
+        let reused = out.iter().flatten().count();
+        self.reused += reused;
+        // In a split bench every worker reuses the same runs; worker 0 counts them.
+        if self.split.is_none_or(|s| s.index == 0) {
+            self.tally.runs_done += reused;
+            self.tally.work_done += self.work(rule, reused, train.n);
+        }
+        let missing: Vec<usize> = (0..specs.len()).filter(|&i| out[i].is_none()).collect();
+        if missing.is_empty() {
+            return Ok(out.into_iter().flatten().collect());
+        }
+        // This worker's share of the missing runs (all of them unless split).
+        let mine: Vec<usize> = match self.split {
+            Some(s) if s.count > 1 => rdbench_core::records::slices(missing.len(), s.count)
+                .get(s.index)
+                .map(|r| missing[r.clone()].to_vec())
+                .unwrap_or_default(),
+            _ => missing.clone(),
+        };
+        if !mine.is_empty() {
+            let todo: Vec<RunSpec> = mine.iter().map(|&i| specs[i].clone()).collect();
+            for (i, rec) in mine.iter().zip(self.train(&todo, rule, (train, eval), host).await?) {
+                out[*i] = Some(rec);
+            }
+        }
+        // The other workers' shares arrive as records relayed by the page.
+        while out.iter().any(Option::is_none) {
+            self.received.extend(host.take_runs());
+            for (i, spec) in specs.iter().enumerate() {
+                if out[i].is_none() {
+                    out[i] = self.received.iter().find(|r| r.is_run(spec, &backend, &hash)).cloned();
+                }
+            }
+            if out.iter().all(Option::is_some) {
+                break;
+            }
+            if host.cancelled() {
+                return Err(EngineError::Cancelled);
+            }
+            host.wait_for_runs().await;
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// Train `specs` here: split over threads natively, one population in the browser.
+    async fn train(
+        &mut self,
+        specs: &[RunSpec],
+        rule: &mut dyn GradientRule,
+        (train, eval): (&DeviceData, &DeviceData),
+        host: &mut dyn Host,
+    ) -> Result<Vec<RunRecord>, EngineError> {
+        if self.threads > 1 && specs.len() > 1 {
+            let (cfg, arm) = (self.cfg, specs[0].arm);
+            return crate::train::parallel::train_split(
+                self.model,
+                specs,
+                (train, eval),
+                &self.settings,
+                &|| rule_for(arm, cfg),
+                self.device,
+                host,
+                &mut self.tally,
+                self.threads,
+            );
+        }
+        train_population(self.model, specs, train, eval, &self.settings, rule, self.device, host, &mut self.tally).await
+    }
+}
+
+/// Finished runs a bench may reuse instead of training them again (from a cancelled or
+/// failed bench). A run is reused when it is the same computation: same arm, phase, lr,
+/// seed and `run_hash`, and — unless the user chose to continue on another backend (the
+/// page's "Continue on CPU") — the same backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prior<'a> {
+    /// The finished runs.
+    pub runs: &'a [RunRecord],
+    /// Reuse runs of another backend too (the report then lists both in `run_backends`).
+    pub any_backend: bool,
+}
+
+impl Prior<'_> {
+    fn reuses(&self, r: &RunRecord, spec: &RunSpec, backend: &str, run_hash: &str) -> bool {
+        r.is_run(spec, if self.any_backend { &r.backend } else { backend }, run_hash)
+    }
+}
+
+impl<'a> From<&'a [RunRecord]> for Prior<'a> {
+    fn from(runs: &'a [RunRecord]) -> Self {
+        Prior { runs, any_backend: false }
+    }
+}
+
+impl<'a> From<&'a Vec<RunRecord>> for Prior<'a> {
+    fn from(runs: &'a Vec<RunRecord>) -> Self {
+        Prior { runs, any_backend: false }
+    }
+}
+
+impl<'a, const N: usize> From<&'a [RunRecord; N]> for Prior<'a> {
+    fn from(runs: &'a [RunRecord; N]) -> Self {
+        Prior { runs, any_backend: false }
+    }
+}
+
+/// What the phases produced: every run, and where and when they ran.
+#[derive(Debug)]
+pub struct Ran {
+    /// Every run of the bench, sweep then full, baseline before idea.
+    pub runs: Vec<RunRecord>,
+    /// The environment (its `run_backends` is filled by `report::build`).
+    pub environment: Environment,
+}
+
+/// Work units of `runs` runs of `rule` on `n` trajectories: every training step, weighted by
+/// its arm's `GradientRule::step_weight` (the progress bar's unit, and the time estimate's).
+fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epochs: usize) -> usize {
+    runs * n.div_ceil(batch_size) * epochs * rule.step_weight()
+}
+
+/// Work units of the whole bench under a validated `cfg` (the estimate before Run is
+/// `work_total x Calibration::ms_per_work_unit / workers`).
+pub fn work_total(cfg: &BenchConfig) -> usize {
+    let track = track::by_name(&cfg.track).expect("validated");
+    let (sweep_n, full_n) = (track.n_train() - track.n_val(), track.n_train());
+    ARMS.iter()
+        .map(|&arm| {
+            let rule = rule_for(arm, cfg);
+            let w = |runs, n| work(&*rule, runs, n, cfg.batch_size, cfg.epochs);
+            w(cfg.lrs.len() * cfg.n_sweep_seeds, sweep_n) + w(cfg.n_seeds, full_n)
+        })
+        .sum()
+}
+
+/// Run the whole bench on `backend` and build its report.
+pub async fn run_bench(
+    cfg: &BenchConfig,
+    backend: &Backend,
+    prior: impl Into<Prior<'_>>,
+    host: &mut dyn Host,
+) -> Result<Report, Stopped> {
+    let ran = run_phases(cfg, backend, prior, host).await?;
+    Ok(rdbench_core::report::build(cfg, ran.runs, Some(ran.environment)))
+}
+
+/// Run the protocol's phases on `backend`: each arm's sweep, its best lr, the full runs.
+/// Runs in `prior` (from an interrupted bench) are reused instead of retrained, population
+/// by population, where they are the same computation (see `RunRecord::is_run`).
+pub async fn run_phases(
+    cfg: &BenchConfig,
+    backend: &Backend,
+    prior: impl Into<Prior<'_>>,
+    host: &mut dyn Host,
+) -> Result<Ran, Stopped> {
+    let prior = prior.into();
+    let stop = |reason: EngineError, runs: &[RunRecord]| Stopped { reason, runs: runs.to_vec() };
+    cfg.validate().map_err(|e| stop(e.into(), &[]))?;
+    let track = track::by_name(&cfg.track).expect("validated");
+    let model = model::by_name(&cfg.model, &model_shape(cfg, &*track))
+        .map_err(|e| stop(rdbench_core::config::ConfigError::new("model", e).into(), &[]))?;
+    let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let start = Instant::now();
+
+    let data = track.generate(cfg.data_seed);
+    let sweep = data.sweep_split(track.n_val());
+    let full = data.full_split();
+    let device = &backend.device;
+    let sweep_data = (&DeviceData::new(&sweep.train, device), &DeviceData::new(&sweep.eval, device));
+    let full_data = (&DeviceData::new(&full.train, device), &DeviceData::new(&full.eval, device));
+
+    let mut rules = ARMS.map(|arm| rule_for(arm, cfg));
+    let settings = TrainSettings::new(cfg, &backend.name);
+    let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
+    let mut scheduler = Scheduler {
+        cfg,
+        threads: backend.threads,
+        model: &*model,
+        settings,
+        device,
+        prior,
+        split: backend.split,
+        received: Vec::new(),
+        tally: Tally::new(2 * (n_sweep + cfg.n_seeds), 0),
+        reused: 0,
+    };
+    scheduler.tally.work_total = rules
+        .iter()
+        .map(|r| scheduler.work(&**r, n_sweep, sweep_data.0.n) + scheduler.work(&**r, cfg.n_seeds, full_data.0.n))
+        .sum();
+    debug_assert_eq!(scheduler.tally.work_total, work_total(cfg));
+
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut phase_time: IndexMap<String, f64> = IndexMap::new();
+    let sweep_seeds = SWEEP_SEED0..SWEEP_SEED0 + cfg.n_sweep_seeds as u64;
+    let mut best = [0.0f64; 2];
+    for (i, arm) in ARMS.into_iter().enumerate() {
+        let specs = population(arm, Phase::Sweep, &cfg.lrs, sweep_seeds.clone());
+        let t0 = Instant::now();
+        let recs =
+            scheduler.train_or_reuse(&specs, &mut *rules[i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
+        phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
+        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm)).expect("validated: the lr grid is not empty");
+        runs.extend(recs);
+    }
+    for (i, arm) in ARMS.into_iter().enumerate() {
+        let specs = population(arm, Phase::Full, &[best[i]], 0..cfg.n_seeds as u64);
+        let t0 = Instant::now();
+        let recs =
+            scheduler.train_or_reuse(&specs, &mut *rules[i], full_data, host).await.map_err(|e| stop(e, &runs))?;
+        phase_time.insert(format!("{}_full", arm.as_str()), t0.elapsed().as_secs_f64());
+        runs.extend(recs);
+    }
+
+    let environment = Environment {
+        backend: backend.name.clone(),
+        adapter: backend.adapter.clone(),
+        platform: if cfg!(target_arch = "wasm32") { "wasm" } else { "native" }.into(),
+        rdbench_version: env!("CARGO_PKG_VERSION").into(),
+        burn_version: BURN_VERSION.into(),
+        started_at: humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + started_at).to_string(),
+        wall_time_s: start.elapsed().as_secs_f64(),
+        phase_wall_time_s: phase_time,
+        run_backends: IndexMap::new(), // filled from the runs by `build`
+        reused_runs: scheduler.reused,
+        threads: backend.split.map_or(backend.threads, |s| s.count),
+        backend_note: backend.note.clone(),
+        calibration: backend.calibration.clone(),
+    };
+    Ok(Ran { runs, environment })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The version the report records is the one Cargo.lock resolves.
+    #[test]
+    fn burn_version_is_the_locked_one() {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock")).unwrap();
+        let locked = lock
+            .split("[[package]]")
+            .find(|p| p.contains("\nname = \"burn\"\n"))
+            .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+            .map(|v| v.trim_end_matches('"').to_string());
+        assert_eq!(locked.as_deref(), Some(super::BURN_VERSION));
+    }
+}

@@ -1,0 +1,57 @@
+//! What an arm of the comparison plugs into training: the gradient of a minibatch, a hook
+//! before each epoch and after the last, and the extras its runs record. Training calls
+//! only this interface; the baseline (`dense`) and the idea arm (`crate::idea`) implement it.
+
+use super::batch::{Batch, DeviceData};
+use crate::error::EngineError;
+use crate::model::RecurrentModel;
+use burn::tensor::Tensor;
+use rdbench_core::records::ProbeRecord;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A future that may borrow and need not be `Send` (the browser's futures are not).
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Gradients and per-run loss of one minibatch.
+pub struct GradOut {
+    /// One gradient per parameter, `[R, ..]`, on the parameters' (non-autodiff) device.
+    pub grads: Vec<Tensor<3>>,
+    /// Per-run MSE, `[R]`.
+    pub loss: Tensor<1>,
+}
+
+/// What an arm adds to each of its runs' records.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunExtras {
+    /// Mean hidden states the backward pass stored per minibatch (None: not measured).
+    pub mean_stored_states: Option<f64>,
+    /// Probes taken by the epoch hook.
+    pub probes: Vec<ProbeRecord>,
+}
+
+/// How one arm trains a population. One value trains one population at a time: `start`
+/// resets it for the next.
+pub trait GradientRule {
+    /// Work units of one run-step, against the baseline's 1 (progress fraction and ETA).
+    fn step_weight(&self) -> usize;
+    /// Reset for a population of `runs` runs that trains on `train`.
+    fn start(&mut self, train: &DeviceData, runs: usize);
+    /// Called with the current parameters before epoch `epoch` (0-based) and once more
+    /// after the last epoch (`epoch == epochs`). `live[r]` is false once run r diverged.
+    fn before_epoch<'a>(
+        &'a mut self,
+        model: &'a dyn RecurrentModel,
+        params: &'a [Tensor<3>],
+        epoch: usize,
+        live: &'a [bool],
+    ) -> LocalFuture<'a, Result<(), EngineError>>;
+    /// Gradients and per-run loss of `batch`, computed on the device (nothing is read).
+    fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut;
+    /// Once per `grads` call, in order, when the host has read that step's losses: `live[r]`
+    /// is whether run r was still live when the step began. (On a GPU losses are read once
+    /// per epoch, so liveness is known only then.)
+    fn settle(&mut self, _live: &[bool]) {}
+    /// Run `run`'s extras once the population finished.
+    fn finish(&mut self, run: usize) -> RunExtras;
+}

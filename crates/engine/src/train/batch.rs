@@ -1,0 +1,101 @@
+//! Minibatches of a population: every run draws its own trajectories.
+
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use rdbench_core::track::Dataset;
+
+/// A dataset uploaded once to the device, `[N, T, F]`.
+pub struct DeviceData {
+    x: Tensor<3>,
+    y: Tensor<3>,
+    /// Trajectories.
+    pub n: usize,
+    /// Time steps.
+    pub t: usize,
+}
+
+impl DeviceData {
+    /// Upload `data` to `device`.
+    pub fn new(data: &Dataset, device: &Device) -> Self {
+        DeviceData {
+            x: Tensor::from_data(TensorData::new(data.x.clone(), [data.n, data.t, data.f_in]), device),
+            y: Tensor::from_data(TensorData::new(data.y.clone(), [data.n, data.t, data.f_out]), device),
+            n: data.n,
+            t: data.t,
+        }
+    }
+
+    /// The batch made of trajectories `idx[r]` for each run r (all runs the same length).
+    pub fn batch(&self, idx: &[Vec<usize>]) -> Batch {
+        let r = idx.len();
+        let b = idx[0].len();
+        let flat: Vec<i64> = idx.iter().flatten().map(|&i| i as i64).collect();
+        let device = self.x.device();
+        let sel = Tensor::<1, Int>::from_data(TensorData::new(flat, [r * b]), &device);
+        let time_major = |d: &Tensor<3>| {
+            let [_, t, f] = d.dims();
+            // [R*B, T, F] -> [R, T, B, F]
+            d.clone().select(0, sel.clone()).reshape([r, b, t, f]).swap_dims(1, 2)
+        };
+        let x = time_major(&self.x);
+        let y = time_major(&self.y);
+        let [_, t, _, fo] = y.dims();
+        let steps = |a: Tensor<4>| -> Vec<Tensor<3>> {
+            let [_, _, _, f] = a.dims();
+            a.split(1, 1).into_iter().map(|s| s.reshape([r, b, f])).collect()
+        };
+        Batch { y_all: y.clone().reshape([r, t * b, fo]), xs: steps(x), ys: steps(y), b }
+    }
+
+    /// Every trajectory, for every one of `runs` runs (evaluation and probe batches).
+    pub fn all(&self, runs: usize, count: usize) -> Batch {
+        let idx: Vec<usize> = (0..count.min(self.n)).collect();
+        self.batch(&vec![idx; runs])
+    }
+}
+
+/// One minibatch of a population, split by time step.
+pub struct Batch {
+    /// Inputs per step, `T` tensors `[R, B, F_in]`.
+    pub xs: Vec<Tensor<3>>,
+    /// Targets per step, `T` tensors `[R, B, F_out]`.
+    pub ys: Vec<Tensor<3>>,
+    /// All targets, time-major `[R, T * B, F_out]`.
+    pub y_all: Tensor<3>,
+    /// Batch size B.
+    pub b: usize,
+}
+
+impl Batch {
+    /// Time steps T.
+    pub fn t(&self) -> usize {
+        self.xs.len()
+    }
+
+    /// `1 / (B * T * F_out)`: the MSE's normalisation.
+    pub fn mse_scale(&self) -> f32 {
+        let [_, tb, f] = self.y_all.dims();
+        1.0 / (tb * f) as f32
+    }
+}
+
+/// The minibatch order of one epoch for each run: a fresh shuffle from the run's own PRNG,
+/// cut into batches of `batch_size` (last partial batch kept). Returns `[step][run] -> indices`.
+pub fn epoch_order(rngs: &mut [ChaCha8Rng], n: usize, batch_size: usize) -> Vec<Vec<Vec<usize>>> {
+    let perms: Vec<Vec<usize>> = rngs
+        .iter_mut()
+        .map(|rng| {
+            let mut p: Vec<usize> = (0..n).collect();
+            p.shuffle(rng);
+            p
+        })
+        .collect();
+    (0..n.div_ceil(batch_size))
+        .map(|s| {
+            let lo = s * batch_size;
+            let hi = (lo + batch_size).min(n);
+            perms.iter().map(|p| p[lo..hi].to_vec()).collect()
+        })
+        .collect()
+}

@@ -1,0 +1,387 @@
+//! The verdict card: every number the page shows next to the charts, taken from the report.
+
+use rdbench_core::config::BenchConfig;
+use rdbench_core::report::Report;
+use rdbench_core::stats::Verdict;
+use rdbench_core::stats::permutation::EXACT_MAX_PAIRS;
+use serde::Serialize;
+
+/// The smallest two-sided sign-flip p that `n` complete pairs can give: the observed sign
+/// assignment and its mirror always count, so the exact test never goes below 2 / 2^n. Past
+/// `EXACT_MAX_PAIRS` the p is a Monte Carlo share (hits / permutations), which can be 0.
+pub fn min_reachable_p(n: usize) -> f64 {
+    match n {
+        0 => 1.0,
+        n if n > EXACT_MAX_PAIRS => 0.0,
+        n => 2f64.powi(1 - n as i32).min(1.0),
+    }
+}
+
+/// The fewest pairs whose smallest reachable p is below `alpha` (None if `alpha` is not in (0, 1)).
+pub fn pairs_needed(alpha: f64) -> Option<usize> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return None;
+    }
+    (1..=EXACT_MAX_PAIRS + 1).find(|&n| min_reachable_p(n) < alpha)
+}
+
+/// How the outcome is named on the card: a loss is called a loss even when it is not
+/// significant (the report keeps the contract's three verdict strings).
+#[derive(Debug, Serialize, PartialEq, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// p < alpha and the idea's mean MSE is lower.
+    SignificantWin,
+    /// p < alpha and the idea's mean MSE is higher.
+    SignificantLoss,
+    /// Not significant; the idea's mean MSE is lower.
+    BetterNotSignificant,
+    /// Not significant; the idea's mean MSE is higher.
+    WorseNotSignificant,
+    /// No complete pair, or no difference at all.
+    NoDifference,
+}
+
+impl Outcome {
+    /// The card's headline.
+    pub fn headline(self) -> &'static str {
+        match self {
+            Outcome::SignificantWin => "Significant win for the idea",
+            Outcome::SignificantLoss => "Significant loss for the idea",
+            Outcome::BetterNotSignificant => "Not significant: the idea was better on average",
+            Outcome::WorseNotSignificant => "Not significant: the idea was worse on average (a loss, not proven)",
+            Outcome::NoDifference => "No difference measured",
+        }
+    }
+}
+
+/// One mechanism condition as shown.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct CardCondition {
+    /// "a".."d".
+    pub letter: String,
+    /// What must hold, in one line.
+    pub describe: String,
+    /// Whether it holds.
+    pub holds: bool,
+    /// The measurement behind it.
+    pub detail: String,
+}
+
+/// What the card shows. Numbers are raw report values; the page formats them.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Card {
+    /// The verdict (serialised as the report spells it).
+    pub verdict: Verdict,
+    /// comparison.system_worked.
+    pub system_worked: bool,
+    /// Sign-flip p.
+    pub p_value: Option<f64>,
+    /// How p was computed, in words.
+    pub p_method: String,
+    /// mean(idea) - mean(baseline).
+    pub delta_mean: Option<f64>,
+    /// Bootstrap 95% CI of delta_mean.
+    pub delta_ci95: Option<[f64; 2]>,
+    /// Pairs the idea won.
+    pub idea_wins: usize,
+    /// Pairs tested.
+    pub n_pairs: usize,
+    /// Baseline full-run mean MSE.
+    pub baseline_mean: Option<f64>,
+    /// Idea full-run mean MSE.
+    pub idea_mean: Option<f64>,
+    /// Wilcoxon p.
+    pub wilcoxon_p: Option<f64>,
+    /// d_z.
+    pub effect_size_dz: Option<f64>,
+    /// Mechanism confirmed.
+    pub mechanism_confirmed: bool,
+    /// Conditions (empty for seed-era reports).
+    pub conditions: Vec<CardCondition>,
+    /// Final-probe mean defect.
+    pub observed_mean_defect: Option<f64>,
+    /// Final-probe mean checkpoints.
+    pub observed_mean_checkpoints: Option<f64>,
+    /// Share of hidden-state memory saved against dense BPTT.
+    pub memory_saved_fraction: Option<f64>,
+    /// Mean stored states per minibatch.
+    pub mean_stored_states: Option<f64>,
+    /// Dense states (T + 1).
+    pub dense_states: Option<usize>,
+    /// Mean bytes of hidden states stored per minibatch.
+    pub mean_stored_bytes: Option<f64>,
+    /// Bytes dense BPTT stores per minibatch.
+    pub dense_bytes: Option<u64>,
+    /// Whole-bench wall time, seconds.
+    pub wall_time_s: Option<f64>,
+    /// Backend name.
+    pub backend: Option<String>,
+    /// Adapter.
+    pub adapter: Option<String>,
+    /// Runs taken over from a stopped bench (resume, Continue on CPU).
+    pub reused_runs: usize,
+    /// Runs per backend that trained them (more than one: a mixed report).
+    pub run_backends: Vec<(String, usize)>,
+    /// Best lr of each arm.
+    pub best_lr_baseline: f64,
+    /// Best lr of the idea arm.
+    pub best_lr_idea: f64,
+    /// The report's warnings.
+    pub warnings: Vec<String>,
+    /// Significance level (the report's; the contract's default for seed-era reports).
+    pub alpha: f64,
+    /// Whether alpha came from the report (false: the contract's default was assumed).
+    pub alpha_from_report: bool,
+    /// The decision rule, in words.
+    pub rule: String,
+    /// The smallest p the sign-flip test can give with `n_pairs` pairs.
+    pub min_p: f64,
+    /// The outcome as the card names it.
+    pub outcome: Outcome,
+    /// The card's headline.
+    pub headline: String,
+    /// One paragraph explaining the outcome in words.
+    pub explanation: String,
+}
+
+/// `v` with four significant digits (the card's prose; the page formats the facts itself).
+fn num(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1e-3 {
+        let decimals = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// The outcome of `r` and the sentence that explains it.
+fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome, String) {
+    let c = &r.comparison;
+    let n = c.n_pairs;
+    let losses = r.comparison.per_seed_diffs.iter().flatten().filter(|d| **d > 0.0).count();
+    let wins = c.idea_wins;
+    let outcome = match (c.verdict, c.delta_mean) {
+        (Verdict::SignificantWin, _) => Outcome::SignificantWin,
+        (Verdict::SignificantLoss, _) => Outcome::SignificantLoss,
+        (_, Some(d)) if d > 0.0 => Outcome::WorseNotSignificant,
+        (_, Some(d)) if d < 0.0 => Outcome::BetterNotSignificant,
+        _ => Outcome::NoDifference,
+    };
+    if n == 0 {
+        return (outcome, "No seed has both runs finished, so nothing could be compared.".into());
+    }
+    let seeds = |k: usize| if k == n { format!("all {n} seeds") } else { format!("{k} of {n} seeds") };
+    let p = c.p_value.map_or("n/a".into(), num);
+    let delta = c.delta_mean.map_or("n/a".into(), |d| format!("{}{}", if d > 0.0 { "+" } else { "" }, num(d)));
+    let mut text = match outcome {
+        Outcome::SignificantWin => {
+            format!(
+                "The idea had the lower test MSE on {} (Δ = {delta}) and p = {p} < α = {}.",
+                seeds(wins),
+                num(alpha)
+            )
+        }
+        Outcome::SignificantLoss => format!(
+            "The idea had the higher test MSE on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
+            seeds(losses),
+            num(alpha)
+        ),
+        Outcome::WorseNotSignificant if min_p >= alpha => format!(
+            "The idea lost on {} (Δ = {delta}), but {n} pair{} cannot reach p < {}: the smallest p a sign-flip \
+             test over {n} pairs can give is {}.",
+            seeds(losses),
+            if n == 1 { "" } else { "s" },
+            num(alpha),
+            num(min_p)
+        ),
+        Outcome::BetterNotSignificant if min_p >= alpha => format!(
+            "The idea won on {} (Δ = {delta}), but {n} pair{} cannot reach p < {}: the smallest p a sign-flip \
+             test over {n} pairs can give is {}.",
+            seeds(wins),
+            if n == 1 { "" } else { "s" },
+            num(alpha),
+            num(min_p)
+        ),
+        Outcome::WorseNotSignificant => format!(
+            "The idea lost on {} (Δ = {delta}), but p = {p} is not below α = {}: a difference this size \
+             could be chance.",
+            seeds(losses),
+            num(alpha)
+        ),
+        Outcome::BetterNotSignificant => format!(
+            "The idea won on {} (Δ = {delta}), but p = {p} is not below α = {}: a difference this size \
+             could be chance.",
+            seeds(wins),
+            num(alpha)
+        ),
+        Outcome::NoDifference => format!("The mean difference over {n} pairs is {delta}: no direction to test."),
+    };
+    if let (true, Some(need)) = (min_p >= alpha, pairs_needed(alpha)) {
+        text.push_str(&format!(" Use at least {need} paired seeds to be able to reach α = {}.", num(alpha)));
+    }
+    let not_sig = matches!(outcome, Outcome::WorseNotSignificant | Outcome::BetterNotSignificant);
+    if let (true, Some([lo, hi])) = (not_sig, ci)
+        && (lo > 0.0 || hi < 0.0)
+    {
+        text.push_str(
+            " The bootstrap 95% CI of Δ excludes 0, but it is descriptive (with few pairs it is too narrow); \
+             the verdict follows the sign-flip p alone.",
+        );
+    }
+    if r.statistics.as_ref().is_some_and(|s| !s.dropped_pairs.is_empty()) {
+        text.push_str(" Pairs with a diverged run are left out (see the warnings).");
+    }
+    (outcome, text)
+}
+
+/// The card of `r`.
+pub fn card(r: &Report) -> Card {
+    let st = r.statistics.as_ref();
+    let p_method =
+        st.and_then(|s| s.p_value_method.as_ref()).map_or_else(|| "method not recorded".into(), |m| m.describe());
+    let conditions = r
+        .mechanism
+        .as_ref()
+        .map(|m| {
+            m.conditions()
+                .map(|(c, judged)| CardCondition {
+                    letter: c.letter().into(),
+                    describe: c.describe().into(),
+                    holds: judged.holds,
+                    detail: judged.detail.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let env = r.environment.as_ref();
+    let alpha = st.map(|s| s.alpha).or(r.config.as_ref().map(|c| c.alpha));
+    let alpha_from_report = alpha.is_some();
+    let alpha = alpha.unwrap_or(BenchConfig::default().alpha);
+    let min_p = min_reachable_p(r.comparison.n_pairs);
+    let ci = st.and_then(|s| s.delta_mean_ci95);
+    let (outcome, explanation) = explain(r, alpha, min_p, ci);
+    let rule = format!(
+        "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean test MSE is lower, \
+         a loss if it is higher",
+        num(alpha)
+    );
+    Card {
+        verdict: r.comparison.verdict,
+        system_worked: r.comparison.system_worked,
+        p_value: r.comparison.p_value,
+        p_method,
+        delta_mean: r.comparison.delta_mean,
+        delta_ci95: st.and_then(|s| s.delta_mean_ci95),
+        idea_wins: r.comparison.idea_wins,
+        n_pairs: r.comparison.n_pairs,
+        baseline_mean: r.baseline.full.mean,
+        idea_mean: r.idea.mean,
+        wilcoxon_p: st.and_then(|s| s.wilcoxon.as_ref()).and_then(|w| w.p_value),
+        effect_size_dz: st.and_then(|s| s.effect_size_dz),
+        mechanism_confirmed: r.mechanism_signature.confirmed,
+        conditions,
+        observed_mean_defect: r.mechanism_signature.observed_mean_defect,
+        observed_mean_checkpoints: r.mechanism_signature.observed_mean_checkpoints,
+        memory_saved_fraction: r.memory.as_ref().and_then(|m| m.saved_fraction),
+        mean_stored_states: r.memory.as_ref().and_then(|m| m.mean_stored_states),
+        dense_states: r.memory.as_ref().map(|m| m.dense_states),
+        mean_stored_bytes: r.memory.as_ref().and_then(|m| m.mean_stored_bytes),
+        dense_bytes: r.memory.as_ref().map(|m| m.dense_bytes),
+        wall_time_s: env.map(|e| e.wall_time_s),
+        backend: env.map(|e| e.backend.clone()),
+        adapter: env.map(|e| e.adapter.clone()),
+        reused_runs: env.map_or(0, |e| e.reused_runs),
+        run_backends: env.map(|e| e.run_backends.iter().map(|(k, v)| (k.clone(), *v)).collect()).unwrap_or_default(),
+        best_lr_baseline: r.baseline.best_cfg.lr,
+        best_lr_idea: r.idea.best_cfg.lr,
+        warnings: r.warnings.clone().unwrap_or_default(),
+        alpha,
+        alpha_from_report,
+        rule,
+        min_p,
+        outcome,
+        headline: outcome.headline().into(),
+        explanation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdbench_core::mechanism::{MechanismCondition, judge};
+
+    fn seed_report() -> Report {
+        Report::from_json(include_str!("../../../www/examples/seed_bench_report.json")).unwrap()
+    }
+
+    #[test]
+    fn smallest_reachable_p() {
+        assert_eq!(min_reachable_p(4), 0.125);
+        assert_eq!(min_reachable_p(1), 1.0);
+        assert_eq!(min_reachable_p(8), 2.0 / 256.0);
+        assert_eq!(min_reachable_p(EXACT_MAX_PAIRS + 1), 0.0);
+        assert_eq!(pairs_needed(0.05), Some(6));
+        assert_eq!(pairs_needed(0.2), Some(4));
+        assert_eq!(pairs_needed(1.5), None);
+    }
+
+    /// Four pairs, all lost, CI excluding 0: the card says why it is not significant.
+    #[test]
+    fn four_lost_pairs_are_explained() {
+        let mut r = seed_report();
+        r.comparison.n_pairs = 4;
+        r.comparison.idea_wins = 0;
+        r.comparison.per_seed_diffs = vec![Some(0.01), Some(0.02), Some(0.03), Some(0.02)];
+        r.comparison.delta_mean = Some(0.02);
+        r.comparison.p_value = Some(0.125);
+        r.comparison.verdict = Verdict::NoSignificantWin;
+        let c = card(&r);
+        assert_eq!(c.outcome, Outcome::WorseNotSignificant);
+        assert!(c.headline.contains("worse"), "{}", c.headline);
+        assert_eq!(c.min_p, 0.125);
+        assert!(!c.alpha_from_report, "the seed report has no statistics: the default alpha is assumed");
+        assert_eq!(c.alpha, 0.05);
+        for want in ["lost on all 4 seeds", "4 pairs cannot reach p < 0.05", "0.125", "at least 6 paired seeds"] {
+            assert!(c.explanation.contains(want), "{want:?} not in {:?}", c.explanation);
+        }
+        // The seed report's own outcome: better on 6 of 8, p = 0.1697.
+        let c = card(&seed_report());
+        assert_eq!(c.outcome, Outcome::BetterNotSignificant);
+        assert!(
+            c.explanation.contains("won on 6 of 8 seeds") && c.explanation.contains("p = 0.1697"),
+            "{}",
+            c.explanation
+        );
+        assert!(!c.explanation.contains("cannot reach"), "8 pairs can reach 0.05");
+    }
+
+    #[test]
+    fn significant_outcomes_are_named() {
+        let mut r = seed_report();
+        r.comparison.verdict = Verdict::SignificantLoss;
+        r.comparison.delta_mean = Some(0.3);
+        assert_eq!(card(&r).outcome, Outcome::SignificantLoss);
+        assert!(card(&r).headline.contains("loss"));
+        r.comparison.verdict = Verdict::SignificantWin;
+        r.comparison.delta_mean = Some(-0.3);
+        assert_eq!(card(&r).outcome, Outcome::SignificantWin);
+    }
+
+    #[test]
+    fn conditions_come_from_the_mechanism_table() {
+        let mut r = seed_report();
+        // No probes: every condition fails, in the table's order.
+        r.mechanism = Some(judge(&[], 0.08, "one_step").1);
+        let c = card(&r);
+        let letters: Vec<&str> = c.conditions.iter().map(|c| c.letter.as_str()).collect();
+        assert_eq!(letters, ["a", "b", "c", "d"]);
+        assert!(c.conditions.iter().all(|c| !c.holds));
+        assert_eq!(c.conditions[2].describe, MechanismCondition::LowDefectCosine.describe());
+        assert_eq!(c.verdict, Verdict::NoSignificantWin);
+        assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], "no significant win");
+    }
+}

@@ -1,0 +1,78 @@
+//! The page's charts and verdict card, drawn from a `bench_report.json`.
+//!
+//! This crate is the page thread's module: it has no burn in it, so it is small and loads
+//! before the engine's wasm. Every chart is a function over any plotters backend; the page
+//! uses plotters-canvas (`web` module), the tests render SVG.
+
+pub mod card;
+pub mod layout;
+pub mod live;
+pub mod mechanism;
+pub mod null;
+pub mod per_seed;
+#[cfg(target_arch = "wasm32")]
+pub mod study;
+pub mod study_chart;
+pub mod style;
+pub mod sweep;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
+
+use layout::Hover;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingBackend};
+use rdbench_core::report::{Report, validate_json};
+use style::Scale;
+
+/// The report charts, by the name the page and the tests use.
+pub const CHARTS: [&str; 4] = ["per_seed", "sweep", "mechanism", "null"];
+
+/// Draw the report chart `name` of `r` on `area`; returns its hover points.
+pub fn draw_chart<DB: DrawingBackend>(
+    name: &str,
+    area: &DrawingArea<DB, Shift>,
+    r: &Report,
+    s: Scale,
+) -> Result<Vec<Hover>, String> {
+    match name {
+        "per_seed" => per_seed::draw(area, r, s),
+        "sweep" => sweep::draw(area, r, s),
+        "mechanism" => mechanism::draw(area, r, s),
+        "null" => null::draw(area, r, s),
+        other => Err(format!("no chart named {other:?} (charts: {})", CHARTS.join(", "))),
+    }
+}
+
+/// A loaded report and what the validator said about it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The report.
+    pub report: Report,
+    /// Arithmetic problems that do not stop it from being drawn.
+    pub problems: Vec<String>,
+}
+
+/// Largest report accepted (a real 32-seed report is a few MB).
+pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Parse report text. Structural errors (not JSON, missing keys, wrong types) are fatal;
+/// inconsistent numbers are returned as problems next to the report.
+pub fn load(text: &str) -> Result<Loaded, String> {
+    if text.len() > MAX_REPORT_BYTES {
+        return Err(format!("the file is {} MB; a report is at most {} MB", text.len() >> 20, MAX_REPORT_BYTES >> 20));
+    }
+    match validate_json(text) {
+        Ok(report) => Ok(Loaded { report, problems: Vec::new() }),
+        Err(problems) => {
+            let structural = problems.iter().any(|p| p.kind.is_structural());
+            if structural {
+                let list: Vec<String> = problems.iter().take(5).map(|p| p.to_string()).collect();
+                let more =
+                    if problems.len() > 5 { format!(" (and {} more)", problems.len() - 5) } else { String::new() };
+                return Err(format!("not a bench report: {}{more}", list.join("; ")));
+            }
+            let report = Report::from_json(text).map_err(|e| format!("not a bench report: {e}"))?;
+            Ok(Loaded { report, problems: problems.iter().map(|p| p.to_string()).collect() })
+        }
+    }
+}

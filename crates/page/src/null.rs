@@ -1,0 +1,130 @@
+//! Chart 4: the sign-flip null distribution of the mean paired difference, with the
+//! observed value (and its mirror) marked; the bins as extreme as it are shaded.
+
+use crate::layout::{Hover, Item, Key, err, fit, header, hover};
+use crate::style::{INK, LOSS, MUTED, Scale, exact, linear_ticks, mesh, tick};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use rdbench_core::report::Report;
+use rdbench_core::stats::permutation::null_distribution;
+
+/// Sign vectors drawn when there are too many pairs to enumerate.
+pub const SAMPLED: usize = 20_000;
+
+/// The null sample of the mean diff and whether it is exact.
+pub fn null_of(diffs: &[f64]) -> (Vec<f64>, bool) {
+    if diffs.len() <= 16 {
+        return (null_distribution(diffs), true);
+    }
+    // A fixed xorshift stream: the chart only needs the shape, reproducibly.
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let n = diffs.len() as f64;
+    let sample = (0..SAMPLED)
+        .map(|_| {
+            diffs
+                .iter()
+                .map(|&d| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    if state & 1 == 1 { -d } else { d }
+                })
+                .sum::<f64>()
+                / n
+        })
+        .collect();
+    (sample, false)
+}
+
+/// Draw on `area`; returns the hover points.
+pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
+    let e = err("null chart");
+    area.fill(&WHITE).map_err(&e)?;
+    let diffs: Vec<f64> = r.comparison.per_seed_diffs.iter().flatten().copied().collect();
+    if diffs.is_empty() {
+        header(
+            area,
+            "Sign-flip null of the mean diff",
+            &[Item::new(Key::Note, "No complete pairs: no null distribution.")],
+            s,
+        )?;
+        return Ok(Vec::new());
+    }
+    let obs = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    let (null, is_exact) = null_of(&diffs);
+    let span = null.iter().fold(obs.abs(), |a, v| a.max(v.abs())).max(1e-12) * 1.05;
+    let bins = 41usize;
+    let width = 2.0 * span / bins as f64;
+    let mut counts = vec![0usize; bins];
+    for v in &null {
+        counts[(((v + span) / width) as usize).min(bins - 1)] += 1;
+    }
+    let total = null.len() as f64;
+    let ymax = counts.iter().copied().max().unwrap_or(1) as f64 / total * 1.12;
+    let p = r.comparison.p_value.map_or("n/a".into(), |p| format!("{p:.4}"));
+    let items = [
+        Item::new(Key::Line(INK.to_rgba(), 2.0, false), format!("observed {}", tick(obs))),
+        Item::new(Key::Line(INK.to_rgba(), 1.0, true), "mirror (two-sided)"),
+        Item::new(Key::Swatch(LOSS.mix(0.55)), format!("as extreme (p = {p})")),
+    ];
+    let title = format!(
+        "Sign-flip null of the mean diff ({}, {} values)",
+        if is_exact { "exact" } else { "sampled" },
+        null.len()
+    );
+    let rest = header(area, &title, &items, s)?;
+    let mut chart = ChartBuilder::on(&rest)
+        .margin_left(s.px(6.0))
+        .margin_right(s.px(18.0))
+        .margin_bottom(s.px(6.0))
+        .x_label_area_size(s.px(40.0))
+        .y_label_area_size(s.px(52.0))
+        .build_cartesian_2d(-span..span, 0f64..ymax)
+        .map_err(&e)?;
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    mesh(&mut chart.configure_mesh(), s)
+        .x_desc("mean(idea − baseline) under random sign flips")
+        .y_desc("share")
+        .x_labels(fit(w, 70.0, s))
+        .y_labels(fit(h, 28.0, s))
+        .x_label_formatter(&linear_ticks(-span, span))
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .draw()
+        .map_err(&e)?;
+    let threshold = obs.abs() * (1.0 - 1e-12);
+    chart
+        .draw_series(counts.iter().enumerate().map(|(i, &c)| {
+            let x0 = -span + i as f64 * width;
+            let mid = x0 + width / 2.0;
+            let color = if mid.abs() >= threshold { LOSS.mix(0.55) } else { MUTED.mix(0.6) };
+            Rectangle::new([(x0, 0.0), (x0 + width * 0.92, c as f64 / total)], color.filled())
+        }))
+        .map_err(&e)?;
+    chart
+        .draw_series(std::iter::once(PathElement::new(vec![(obs, 0.0), (obs, ymax)], INK.stroke_width(s.px(2.0)))))
+        .map_err(&e)?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(-obs, 0.0), (-obs, ymax)],
+            s.px(5.0),
+            s.px(4.0),
+            INK.stroke_width(s.px(1.0)),
+        ))
+        .map_err(&e)?;
+    let mut points: Vec<Hover> = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, &c)| {
+            let x0 = -span + i as f64 * width;
+            let share = c as f64 / total;
+            hover(
+                &chart,
+                (x0 + width / 2.0, share),
+                format!("{} to {}: share {share:.4}", exact(x0), exact(x0 + width)),
+            )
+        })
+        .collect();
+    points.push(hover(&chart, (obs, ymax * 0.95), format!("observed mean diff {}, p = {p}", exact(obs))));
+    Ok(points)
+}

@@ -1,0 +1,151 @@
+//! Chart 1: per-seed paired comparison (a slope chart). Each seed is a line from its
+//! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher.
+
+use crate::layout::{Hover, Item, Key, TextBox, err, header, hover};
+use crate::style::{BASELINE, IDEA, INK, LOSS, MUTED, Scale, WIN, exact, linear_ticks, range, tick};
+use plotters::coord::Shift;
+use plotters::coord::cartesian::Cartesian2d;
+use plotters::coord::ranged1d::Ranged;
+use plotters::prelude::*;
+use rdbench_core::report::Report;
+
+/// Draw on `area`; returns the hover points.
+pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
+    let e = err("per-seed chart");
+    area.fill(&WHITE).map_err(&e)?;
+    let base = &r.baseline.full.per_seed;
+    let idea = &r.idea.per_seed;
+    let pairs: Vec<(usize, f64, f64)> =
+        base.iter().zip(idea).enumerate().filter_map(|(i, (b, x))| Some((i, (*b)?, (*x)?))).collect();
+    let wins = pairs.iter().filter(|p| p.2 < p.1).count();
+    let means = [r.baseline.full.mean, r.idea.mean];
+    // Every point and both means lie inside the y range, so no line is clipped.
+    let (lo, hi) = range(pairs.iter().flat_map(|&(_, b, x)| [b, x]).chain(means.iter().flatten().copied()), false);
+    let lo = if pairs.iter().all(|p| p.1 >= 0.0 && p.2 >= 0.0) { lo.max(0.0) } else { lo };
+
+    let mut items = Vec::new();
+    for (label, color, better) in [("idea better", WIN, true), ("baseline better", LOSS, false)] {
+        let n = pairs.iter().filter(|p| (p.2 < p.1) == better).count();
+        if n > 0 {
+            items.push(Item::new(Key::Line(color.to_rgba(), 1.6, false), format!("{label} ({n})")));
+        }
+    }
+    let fmt_mean = |m: Option<f64>| m.map_or("n/a".into(), tick);
+    items.push(Item::new(
+        Key::Line(INK.to_rgba(), 3.0, false),
+        format!("mean: baseline {}, idea {}", fmt_mean(means[0]), fmt_mean(means[1])),
+    ));
+    let missing = base.len() - pairs.len();
+    if missing > 0 {
+        items.push(Item::new(Key::Note, format!("{missing} pair(s) without both metrics (a run diverged)")));
+    }
+    let title = format!("Per-seed test MSE, paired: idea wins {wins}/{}", pairs.len());
+    let rest = header(area, &title, &items, s)?;
+
+    let mut chart = ChartBuilder::on(&rest)
+        .margin_left(s.px(6.0))
+        .margin_right(s.px(14.0))
+        .margin_bottom(s.px(6.0))
+        .x_label_area_size(s.px(22.0))
+        .y_label_area_size(s.px(62.0))
+        .build_cartesian_2d(-0.6f64..1.6f64, lo..hi)
+        .map_err(&e)?;
+    let (_, plot_h) = chart.plotting_area().dim_in_pixel();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(12)
+        .x_label_formatter(&|x| {
+            if x.abs() < 1e-9 {
+                "baseline".into()
+            } else if (x - 1.0).abs() < 1e-9 {
+                "idea".into()
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(crate::layout::fit(plot_h, 28.0, s))
+        .y_label_formatter(&linear_ticks(lo, hi))
+        .y_desc("test MSE (lower is better)")
+        .label_style(s.font(11.5))
+        .axis_desc_style(s.font(12.0))
+        .light_line_style(MUTED.mix(0.15))
+        .bold_line_style(MUTED.mix(0.3))
+        .draw()
+        .map_err(&e)?;
+
+    for (color, better) in [(WIN, true), (LOSS, false)] {
+        chart
+            .draw_series(
+                pairs
+                    .iter()
+                    .filter(|p| (p.2 < p.1) == better)
+                    .map(|&(_, b, x)| PathElement::new(vec![(0.0, b), (1.0, x)], color.stroke_width(s.px(1.6)))),
+            )
+            .map_err(&e)?;
+    }
+    let dot = s.px(3.5);
+    chart
+        .draw_series(pairs.iter().flat_map(|&(_, b, x)| {
+            [Circle::new((0.0, b), dot, BASELINE.filled()), Circle::new((1.0, x), dot, IDEA.filled())]
+        }))
+        .map_err(&e)?;
+    for (x, m) in [(0.0, means[0]), (1.0, means[1])] {
+        let Some(m) = m else { continue };
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x - 0.22, m), (x + 0.22, m)],
+                INK.stroke_width(s.px(3.0)),
+            )))
+            .map_err(&e)?;
+    }
+    seed_labels(area, &chart, &pairs, s)?;
+
+    let mut points = Vec::new();
+    for &(i, b, x) in &pairs {
+        points.push(hover(&chart, (0.0, b), format!("seed {i}: baseline {}", exact(b))));
+        points.push(hover(&chart, (1.0, x), format!("seed {i}: idea {} (idea − baseline {:+.3e})", exact(x), x - b)));
+    }
+    for (x, m, arm) in [(0.0, means[0], "baseline"), (1.0, means[1], "idea")] {
+        if let Some(m) = m {
+            points.push(hover(&chart, (x + 0.2, m), format!("{arm} mean {}", exact(m))));
+        }
+    }
+    Ok(points)
+}
+
+/// Seed numbers left of the baseline points: the seeds with the largest |difference| first,
+/// each only where it does not touch one already placed (close values would overlap).
+fn seed_labels<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    pairs: &[(usize, f64, f64)],
+    s: Scale,
+) -> Result<(), String> {
+    let e = err("per-seed labels");
+    let font = s.font(10.0);
+    let base = area.get_base_pixel();
+    let mut order: Vec<&(usize, f64, f64)> = pairs.iter().collect();
+    order.sort_by(|a, b| (b.2 - b.1).abs().total_cmp(&(a.2 - a.1).abs()));
+    let mut placed: Vec<TextBox> = Vec::new();
+    for &&(i, b, _) in &order {
+        let text = format!("{i}");
+        let (tw, th) = area.estimate_text_size(&text, &TextStyle::from(font.clone())).map_err(&e)?;
+        let (x, y) = chart.backend_coord(&(-0.1, b));
+        let bx = TextBox { text, x0: x - tw as i32, y0: y - th as i32 / 2, x1: x, y1: y - th as i32 / 2 + th as i32 };
+        if placed.iter().any(|p| p.overlaps(&bx)) {
+            continue;
+        }
+        area.draw(&Text::new(
+            bx.text.clone(),
+            (bx.x1 - base.0, bx.y0 - base.1),
+            font.clone().color(&MUTED).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Right,
+                plotters::style::text_anchor::VPos::Top,
+            )),
+        ))
+        .map_err(&e)?;
+        placed.push(bx);
+    }
+    Ok(())
+}

@@ -1,0 +1,40 @@
+//! wasm-bindgen API of the page's Study mode: the study's bench configs, the study report
+//! from the four bench reports, and its chart on a canvas. All three call the crate's
+//! `rdbench_core::study`, the same functions as the CLI's `rdbench study`.
+
+use crate::study_chart as chart;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::study::{StudyReport, bench_configs};
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlCanvasElement;
+
+fn err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// The configs of the study's benches (JSON array) for a base config (JSON): every model
+/// under every policy, all else as given.
+#[wasm_bindgen]
+pub fn study_configs(config_json: &str) -> Result<String, JsError> {
+    let base: BenchConfig = serde_json::from_str(config_json).map_err(|e| err(format!("config: {e}")))?;
+    base.validate().map_err(err)?;
+    serde_json::to_string(&bench_configs(&base)).map_err(err)
+}
+
+/// `study_report.json` (pretty JSON) from a JSON array of bench report texts; throws with
+/// the reason when the reports do not make a study.
+#[wasm_bindgen]
+pub fn build_study(texts_json: &str) -> Result<String, JsError> {
+    let texts: Vec<String> = serde_json::from_str(texts_json).map_err(|e| err(format!("report list: {e}")))?;
+    rdbench_core::study::build_study(&texts).map(|s| s.to_json()).map_err(err)
+}
+
+/// Draw the study chart of `study_json` on `canvas` (`dpr`: device pixel ratio).
+#[wasm_bindgen]
+pub fn draw_study(canvas: HtmlCanvasElement, study_json: &str, dpr: f64) -> Result<(), JsError> {
+    let study: StudyReport = serde_json::from_str(study_json).map_err(|e| err(format!("study report: {e}")))?;
+    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| err("canvas has no 2d context"))?;
+    chart::draw(&backend.into_drawing_area(), &study, dpr).map_err(err)
+}

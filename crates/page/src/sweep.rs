@@ -1,0 +1,116 @@
+//! Chart 2: the lr sweep: mean validation MSE against lr (log axes) for both arms, each
+//! arm's best lr ringed, and every sweep seed's own MSE with its min–max bar (from the
+//! report's runs, when it has them).
+
+use crate::layout::{Axis, Hover, Item, Key, err, header, hover, log_candidates, place_labels};
+use crate::style::{BASELINE, IDEA, MUTED, Scale, exact, range, tick};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use rdbench_core::records::{Arm, Phase};
+use rdbench_core::report::Report;
+
+/// Each arm's sweep-seed metrics per lr, from the report's runs (empty for seed-era reports).
+fn seed_points(r: &Report, arm: Arm) -> Vec<(f64, u64, f64)> {
+    r.runs
+        .iter()
+        .flatten()
+        .filter(|run| run.arm == arm && run.phase == Phase::Sweep)
+        .filter_map(|run| Some((run.lr, run.seed, run.metric?)))
+        .collect()
+}
+
+/// Draw on `area`; returns the hover points.
+pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
+    let e = err("sweep chart");
+    area.fill(&WHITE).map_err(&e)?;
+    let base: Vec<(f64, f64)> = r.baseline.sweep.iter().filter_map(|e| Some((e.cfg.lr, e.mean?))).collect();
+    let mut idea: Vec<(f64, f64)> =
+        r.idea_sweep.iter().filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.mean?))).collect();
+    idea.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let seeds = [seed_points(r, Arm::Baseline), seed_points(r, Arm::Idea)];
+    let mut lrs: Vec<f64> = r.baseline.sweep.iter().map(|e| e.cfg.lr).chain(idea.iter().map(|p| p.0)).collect();
+    lrs.sort_by(f64::total_cmp);
+    lrs.dedup();
+    let (xlo, xhi) = range(lrs.iter().copied(), true);
+    let all_y = base.iter().chain(&idea).map(|p| p.1).chain(seeds.iter().flatten().map(|p| p.2));
+    let (ylo, yhi) = range(all_y, true);
+    let n_seeds = seeds.iter().map(|v| v.len()).max().unwrap_or(0);
+
+    let mut items = vec![
+        Item::new(
+            Key::Line(BASELINE.to_rgba(), 2.0, false),
+            format!("baseline (best lr {})", tick(r.baseline.best_cfg.lr)),
+        ),
+        Item::new(Key::Line(IDEA.to_rgba(), 2.0, false), format!("idea (best lr {})", tick(r.idea.best_cfg.lr))),
+        Item::new(Key::Ring(MUTED.to_rgba()), "best lr"),
+    ];
+    if n_seeds > 0 {
+        items.push(Item::new(Key::Line(MUTED.mix(0.9), 1.0, false), "each sweep seed, min–max bar"));
+    }
+    let rest = header(area, "lr sweep: mean validation MSE", &items, s)?;
+    let mut chart = ChartBuilder::on(&rest)
+        .margin_left(s.px(6.0))
+        .margin_right(s.px(16.0))
+        .margin_bottom(s.px(6.0))
+        .x_label_area_size(s.px(40.0))
+        .y_label_area_size(s.px(62.0))
+        .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
+        .map_err(&e)?;
+    // Both axes are labelled by place_labels: every grid lr, then 1-2-5 values, none touching.
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_label_formatter(&|_| String::new())
+        .y_label_formatter(&|_| String::new())
+        .x_desc("learning rate")
+        .y_desc("validation MSE")
+        .axis_desc_style(s.font(12.0))
+        .draw()
+        .map_err(&e)?;
+    place_labels(area, &chart, Axis::X, &log_candidates(xlo, xhi, &lrs), ylo, 10, s)?;
+    place_labels(area, &chart, Axis::Y, &log_candidates(ylo, yhi, &[]), xlo, 9, s)?;
+
+    let mut points = Vec::new();
+    // The arms' seed points sit a little left (baseline) and right (idea) of their lr.
+    let offsets = [0.97, 1.03];
+    for (k, (name, pts, color, best)) in
+        [("baseline", &base, BASELINE, r.baseline.best_cfg.lr), ("idea", &idea, IDEA, r.idea.best_cfg.lr)]
+            .into_iter()
+            .enumerate()
+    {
+        for &lr in &lrs {
+            let here: Vec<f64> = seeds[k].iter().filter(|p| p.0 == lr).map(|p| p.2).collect();
+            if here.is_empty() {
+                continue;
+            }
+            let x = lr * offsets[k];
+            let (mn, mx) = here.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, &v| (a.0.min(v), a.1.max(v)));
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, mn), (x, mx)],
+                    color.mix(0.6).stroke_width(s.px(1.2)),
+                )))
+                .map_err(&e)?;
+            chart
+                .draw_series(here.iter().map(|&v| Circle::new((x, v), s.px(2.2), color.mix(0.8).stroke_width(1))))
+                .map_err(&e)?;
+            for p in seeds[k].iter().filter(|p| p.0 == lr) {
+                points.push(hover(
+                    &chart,
+                    (x, p.2),
+                    format!("{name} lr {} sweep seed {}: {}", tick(lr), p.1, exact(p.2)),
+                ));
+            }
+        }
+        chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(s.px(2.0)))).map_err(&e)?;
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, s.px(3.5), color.filled()))).map_err(&e)?;
+        if let Some(&p) = pts.iter().find(|p| p.0 == best) {
+            chart.draw_series(std::iter::once(Circle::new(p, s.px(8.0), color.stroke_width(s.px(2.0))))).map_err(&e)?;
+        }
+        for &(lr, m) in pts.iter() {
+            let best = if lr == best { " (best)" } else { "" };
+            points.push(hover(&chart, (lr, m), format!("{name} lr {}: mean {}{best}", tick(lr), exact(m))));
+        }
+    }
+    Ok(points)
+}

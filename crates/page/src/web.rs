@@ -1,0 +1,127 @@
+//! wasm-bindgen API for the page thread: load a report, get its card, draw its charts on
+//! canvases (plotters-canvas) or as SVG text (export), and draw the live loss chart. Every
+//! draw returns what it drew: the label boxes (tests check them) and the hover points.
+
+use crate::layout::{Drawn, Hover, Recorder};
+use crate::style::Scale;
+use crate::{card, draw_chart, live, load};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlCanvasElement;
+
+/// Draw with `f` on `canvas` through a label recorder; the drawn boxes and hover points as JSON.
+fn on_canvas(
+    canvas: HtmlCanvasElement,
+    f: impl FnOnce(&DrawingArea<Recorder<CanvasBackend>, Shift>) -> Result<Vec<Hover>, String>,
+) -> Result<String, JsError> {
+    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| JsError::new("canvas has no 2d context"))?;
+    let (rec, log) = Recorder::new(backend);
+    let area = rec.into_drawing_area();
+    let points = f(&area).map_err(|e| JsError::new(&e))?;
+    area.present().map_err(|e| JsError::new(&format!("{e:?}")))?;
+    drop(area);
+    let mut drawn: Drawn = log.borrow().clone();
+    drawn.points = points;
+    Ok(serde_json::to_string(&drawn).expect("drawn serialises"))
+}
+
+/// Draw with `f` as an SVG document of `width` x `height` CSS pixels.
+fn as_svg(
+    width: u32,
+    height: u32,
+    f: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<Vec<Hover>, String>,
+) -> Result<String, JsError> {
+    let mut out = String::new();
+    {
+        let area = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+        f(&area).map_err(|e| JsError::new(&e))?;
+        area.present().map_err(|e| JsError::new(&format!("{e:?}")))?;
+    }
+    Ok(out)
+}
+
+/// A loaded report.
+#[wasm_bindgen]
+pub struct View {
+    loaded: crate::Loaded,
+}
+
+#[wasm_bindgen]
+impl View {
+    /// Parse report text; throws with a message naming what is wrong.
+    #[wasm_bindgen(constructor)]
+    pub fn new(text: &str) -> Result<View, JsError> {
+        load(text).map(|loaded| View { loaded }).map_err(|e| JsError::new(&e))
+    }
+
+    /// Inconsistencies the validator found (the report is still drawn).
+    pub fn problems(&self) -> Vec<String> {
+        self.loaded.problems.clone()
+    }
+
+    /// The verdict card as JSON.
+    pub fn card_json(&self) -> String {
+        serde_json::to_string(&card::card(&self.loaded.report)).expect("card serialises")
+    }
+
+    /// Draw chart `name` ("per_seed", "sweep", "mechanism", "null") on `canvas`; returns
+    /// `{width, height, labels: [{text, x0, y0, x1, y1}], points: [{x, y, text}]}` JSON.
+    pub fn draw(&self, name: &str, canvas: HtmlCanvasElement, dpr: f64) -> Result<String, JsError> {
+        on_canvas(canvas, |a| draw_chart(name, a, &self.loaded.report, Scale(dpr)))
+    }
+
+    /// Chart `name` as an SVG document of `width` x `height` pixels.
+    pub fn svg(&self, name: &str, width: u32, height: u32) -> Result<String, JsError> {
+        as_svg(width, height, |a| draw_chart(name, a, &self.loaded.report, Scale(1.0)))
+    }
+}
+
+fn series(series_json: &str) -> Result<Vec<live::Series>, JsError> {
+    serde_json::from_str(series_json).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Draw the live loss chart from `series_json` (`[{label, arm, phase, points: [[step, loss], ..]}, ..]`);
+/// returns what was drawn, as [`View::draw`] does.
+#[wasm_bindgen]
+pub fn draw_losses(canvas: HtmlCanvasElement, caption: &str, series_json: &str, dpr: f64) -> Result<String, JsError> {
+    let runs = series(series_json)?;
+    on_canvas(canvas, |a| live::draw(a, caption, &runs, Scale(dpr)))
+}
+
+/// The live loss chart as an SVG document.
+#[wasm_bindgen]
+pub fn svg_losses(caption: &str, series_json: &str, width: u32, height: u32) -> Result<String, JsError> {
+    let runs = series(series_json)?;
+    as_svg(width, height, |a| live::draw(a, caption, &runs, Scale(1.0)))
+}
+
+/// The smallest two-sided sign-flip p that `n_pairs` pairs can give (see `card::min_reachable_p`).
+#[wasm_bindgen]
+pub fn min_reachable_p(n_pairs: usize) -> f64 {
+    card::min_reachable_p(n_pairs)
+}
+
+/// The fewest pairs that can reach p < `alpha` (undefined when alpha is not in (0, 1)).
+#[wasm_bindgen]
+pub fn pairs_needed(alpha: f64) -> Option<usize> {
+    card::pairs_needed(alpha)
+}
+
+/// The configuration schema (knobs, presets, defaults) as JSON: the page builds its controls
+/// from it, so it keeps no defaults or limits of its own.
+#[wasm_bindgen]
+pub fn config_schema() -> String {
+    rdbench_core::config::schema().to_string()
+}
+
+/// Parse the page's control texts (`{key: text}` JSON) into `{config, errors, texts}` JSON:
+/// the config to run (null unless every field is valid), every error with its field, and the
+/// canonical text of every knob (the URL hash).
+#[wasm_bindgen]
+pub fn parse_config(texts_json: &str) -> Result<String, JsError> {
+    let texts: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(texts_json).map_err(|e| JsError::new(&format!("control texts: {e}")))?;
+    Ok(rdbench_core::config::parse_page_texts(&texts).to_string())
+}

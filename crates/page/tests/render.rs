@@ -1,0 +1,249 @@
+//! Render every chart of real reports to SVG and check what was drawn.
+
+use plotters::prelude::*;
+use rdbench_core::report::Report;
+use rdbench_page::layout::{Drawn, Hover, Recorder};
+use rdbench_page::style::Scale;
+use rdbench_page::{CHARTS, card, draw_chart, live, load, mechanism, null, per_seed, sweep};
+
+fn reference() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../www/examples/seed_bench_report.json")).unwrap()
+}
+
+fn quick() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick_report.json")).unwrap()
+}
+
+type Area<'a> = DrawingArea<Recorder<SVGBackend<'a>>, plotters::coord::Shift>;
+
+/// Draw at `size` into SVG text, recording every label box.
+fn svg_at(size: (u32, u32), draw: impl Fn(&Area) -> Result<Vec<Hover>, String>) -> (String, Drawn) {
+    let mut out = String::new();
+    let drawn;
+    {
+        let (rec, log) = Recorder::new(SVGBackend::with_string(&mut out, size));
+        let area = rec.into_drawing_area();
+        let points = draw(&area).unwrap();
+        area.present().unwrap();
+        drop(area);
+        drawn = Drawn { points, ..log.borrow().clone() };
+    }
+    (out, drawn)
+}
+
+fn svg(draw: impl Fn(&Area) -> Result<Vec<Hover>, String>) -> String {
+    svg_at((640, 400), draw).0
+}
+
+#[test]
+fn reference_report_draws_all_charts() {
+    let l = load(&reference()).unwrap();
+    assert!(l.problems.is_empty(), "{:?}", l.problems);
+    let r = &l.report;
+    let s = Scale(1.0);
+    let per = svg(|a| per_seed::draw(a, r, s));
+    assert!(per.contains("Per-seed test MSE"));
+    assert!(per.contains("idea better (6)") && per.contains("baseline better (2)"), "legend counts wins");
+    assert!(per.contains("idea wins 6/8"));
+    let sw = svg(|a| sweep::draw(a, r, s));
+    assert!(sw.contains("best lr 0.01"));
+    let mech = svg(|a| mechanism::draw(a, r, s));
+    assert!(mech.contains("No probe traces"), "seed-era report has no traces");
+    let nl = svg(|a| null::draw(a, r, s));
+    assert!(nl.contains("exact, 256 values"));
+    assert!(nl.contains("p = 0.1697"));
+}
+
+#[test]
+fn null_sample_is_exact_for_small_n_and_symmetric() {
+    let d = [0.1, -0.2, 0.3];
+    let (n, exact) = null::null_of(&d);
+    assert!(exact);
+    assert_eq!(n.len(), 8);
+    let big: Vec<f64> = (0..20).map(|i| i as f64 * 0.01 - 0.05).collect();
+    let (n, exact) = null::null_of(&big);
+    assert!(!exact);
+    assert_eq!(n.len(), null::SAMPLED);
+    let mean = n.iter().sum::<f64>() / n.len() as f64;
+    assert!(mean.abs() < 0.01, "sign flips centre the null at 0: {mean}");
+}
+
+#[test]
+fn card_takes_its_numbers_from_the_report() {
+    let r = load(&reference()).unwrap().report;
+    let c = card::card(&r);
+    assert_eq!(c.verdict.as_str(), "no significant win");
+    assert_eq!(c.p_value, Some(0.1697));
+    assert_eq!(c.idea_wins, 6);
+    assert_eq!(c.n_pairs, 8);
+    assert_eq!(c.delta_mean, r.comparison.delta_mean);
+    assert!(c.conditions.is_empty());
+    assert_eq!(c.wall_time_s, None);
+}
+
+#[test]
+fn bad_files_get_clear_errors() {
+    assert!(load("{oops").unwrap_err().contains("not valid JSON"));
+    assert!(load("[1, 2]").unwrap_err().contains("expected an object"));
+    let text = reference().replace("\"n_seeds\": 8,\n", "");
+    assert!(load(&text).unwrap_err().contains("n_seeds: missing key"));
+    let text = reference().replace("\"idea_wins\": 6", "\"idea_wins\": \"six\"");
+    assert!(load(&text).unwrap_err().contains("comparison.idea_wins"), "{}", load(&text).unwrap_err());
+    // Inconsistent numbers still draw, with the problem listed.
+    let text = reference().replace("\"idea_wins\": 6", "\"idea_wins\": 5");
+    let l = load(&text).unwrap();
+    assert!(l.problems[0].contains("comparison.idea_wins"));
+    // The verdict is typed: a spelling outside the spec's three is a schema error.
+    let text = reference().replace("no significant win\"", "no significant win<script>alert(1)</script>\"");
+    assert!(load(&text).unwrap_err().contains("comparison.verdict"), "{}", load(&text).unwrap_err());
+    // Markup in free-text strings stays text.
+    let text = reference().trim_end().strip_suffix('}').unwrap().to_string()
+        + ", \"warnings\": [\"<script>alert(1)</script>\"]}";
+    let l = load(&text).unwrap();
+    assert_eq!(card::card(&l.report).warnings, ["<script>alert(1)</script>"]);
+}
+
+#[test]
+fn live_chart_draws_runs() {
+    let runs = vec![
+        live::Series {
+            label: "lr 0.01 seed 0".into(),
+            arm: None,
+            phase: None,
+            points: vec![(0.0, 0.5), (1.0, 0.2), (2.0, 0.1)],
+        },
+        live::Series {
+            label: "lr 0.003 seed 0".into(),
+            arm: None,
+            phase: None,
+            points: vec![(0.0, 0.5), (1.0, f64::NAN)],
+        },
+    ];
+    let out = svg(|a| live::draw(a, "baseline sweep", &runs, Scale(1.0)));
+    assert!(out.contains("lr 0.01 seed 0") && out.contains("baseline sweep"));
+}
+
+/// Both arms and both phases stay on the live chart: one legend entry per arm and phase.
+#[test]
+fn live_chart_keeps_both_arms() {
+    let run = |arm: &str, phase: &str, seed: u64, scale: f64| live::Series {
+        label: format!("{arm} {phase} seed {seed}"),
+        arm: Some(arm.into()),
+        phase: Some(phase.into()),
+        points: (0..200).map(|i| (i as f64, scale * (0.5 / (1.0 + i as f64)))).collect(),
+    };
+    let runs: Vec<live::Series> = (0..3)
+        .flat_map(|s| [run("baseline", "sweep", s, 1.0), run("idea", "sweep", s, 2.0), run("baseline", "full", s, 0.7)])
+        .collect();
+    for size in SIZES {
+        let (out, drawn) = svg_at(size.0, |a| live::draw(a, "minibatch loss", &runs, size.1));
+        for g in ["baseline sweep (3 runs)", "idea sweep (3 runs)", "baseline full (3 runs)"] {
+            assert!(out.contains(g), "{g} missing at {size:?}");
+        }
+        assert_eq!(drawn.points.len(), runs.len(), "one read-out per run");
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "live chart at {size:?}: {problems:#?}");
+    }
+}
+
+/// Desktop, phone, and a high-dpr phone (canvas pixels, scale).
+const SIZES: [((u32, u32), Scale); 4] =
+    [((640, 360), Scale(1.0)), ((900, 480), Scale(1.0)), ((340, 360), Scale(1.0)), ((680, 720), Scale(2.0))];
+
+/// Reports at the edges of what a bench can produce: many seeds with nearly equal values,
+/// a wide lr grid, values over many decades, diverged runs, many probe traces.
+fn extreme_reports() -> Vec<(&'static str, Report)> {
+    let q = load(&quick()).unwrap().report;
+    let mut out = vec![("seed report", load(&reference()).unwrap().report), ("quick report", q.clone())];
+
+    let mut many = q.clone();
+    let n = 64;
+    many.baseline.full.per_seed = (0..n).map(|i| Some(0.01 + 1e-6 * i as f64)).collect();
+    many.idea.per_seed = (0..n).map(|i| Some(if i == 5 { 0.0194 } else { 0.01 + 1.3e-6 * i as f64 })).collect();
+    many.comparison.per_seed_diffs = many
+        .baseline
+        .full
+        .per_seed
+        .iter()
+        .zip(&many.idea.per_seed)
+        .map(|(b, x)| Some(x.unwrap() - b.unwrap()))
+        .collect();
+    many.comparison.n_pairs = n;
+    many.baseline.full.mean = Some(0.01003);
+    many.idea.mean = Some(0.0194);
+    if let Some(m) = many.mechanism.as_mut() {
+        let t = m.traces[0].clone();
+        m.traces = (0..16).map(|s| rdbench_core::mechanism::ProbeTrace { seed: s, ..t.clone() }).collect();
+    }
+    out.push(("64 close seeds", many));
+
+    let mut wide = q.clone();
+    let lrs: Vec<f64> = (0..12).map(|i| 1e-5 * 10f64.powf(i as f64 * 5.0 / 11.0)).collect();
+    let lrs: Vec<f64> = lrs.iter().map(|v| format!("{v:.1e}").parse().unwrap()).collect();
+    wide.baseline.sweep = lrs
+        .iter()
+        .enumerate()
+        .map(|(i, &lr)| rdbench_core::report::SweepEntry {
+            cfg: rdbench_core::report::Cfg { lr },
+            mean: if i == 11 { None } else { Some(10f64.powi(-(i as i32) % 9 - 1)) },
+        })
+        .collect();
+    wide.idea_sweep = lrs
+        .iter()
+        .enumerate()
+        .map(|(i, lr)| {
+            (format!("{lr}"), rdbench_core::report::SweepMean { mean: Some(3.0 * 10f64.powi(-(i as i32) % 7)) })
+        })
+        .collect();
+    wide.baseline.full.per_seed = vec![Some(1e-8), None, Some(10.0), Some(2e-3)];
+    wide.idea.per_seed = vec![Some(5.0), Some(1e-3), None, Some(2.1e-3)];
+    wide.comparison.per_seed_diffs = vec![Some(5.0), None, None, Some(1e-4)];
+    wide.comparison.n_pairs = 2;
+    wide.baseline.full.mean = None;
+    out.push(("wide ranges, diverged runs", wide));
+    out
+}
+
+/// Every chart, every report, every size: no drawn label overlaps another or leaves the canvas.
+#[test]
+fn labels_neither_overlap_nor_clip() {
+    for (name, r) in extreme_reports() {
+        for chart in CHARTS {
+            for (size, s) in SIZES {
+                let (_, drawn) = svg_at(size, |a| draw_chart(chart, a, &r, s));
+                let problems = drawn.label_problems();
+                assert!(problems.is_empty(), "{chart} of {name} at {size:?} x{}: {problems:#?}", s.0);
+                assert!(!drawn.labels.is_empty(), "{chart} of {name}: nothing recorded");
+            }
+        }
+    }
+}
+
+/// The recorder sees overlaps: two labels drawn at the same place are reported.
+#[test]
+fn the_label_check_can_fail() {
+    let (_, drawn) = svg_at((200, 100), |a| {
+        let f = ("sans-serif", 14).into_font();
+        a.draw(&Text::new("overlap", (10, 10), f.clone())).unwrap();
+        a.draw(&Text::new("overlap", (14, 12), f.clone())).unwrap();
+        a.draw(&Text::new("clipped at the right edge", (150, 60), f)).unwrap();
+        Ok(Vec::new())
+    });
+    let p = drawn.label_problems();
+    assert!(p.iter().any(|p| p.contains("overlaps")), "{p:?}");
+    assert!(p.iter().any(|p| p.contains("leaves")), "{p:?}");
+}
+
+/// The sweep chart labels every grid lr and shows each sweep seed's point.
+#[test]
+fn sweep_labels_every_lr_and_shows_the_seeds() {
+    let r = load(&quick()).unwrap().report;
+    let (_, drawn) = svg_at((640, 360), |a| sweep::draw(a, &r, Scale(1.0)));
+    for lr in ["0.003", "0.01", "0.03"] {
+        assert!(drawn.labels.iter().any(|l| l.text == lr), "no label at lr {lr}: {:?}", drawn.labels);
+    }
+    let seeds = drawn.points.iter().filter(|p| p.text.contains("sweep seed")).count();
+    assert_eq!(seeds, 2 * 3 * 2, "2 arms x 3 lrs x 2 sweep seeds");
+    let y_labels = drawn.labels.iter().filter(|l| l.x1 < 80 && l.text.parse::<f64>().is_ok()).count();
+    assert!(y_labels >= 3, "log y axis has {y_labels} labels");
+}

@@ -1,0 +1,154 @@
+//! Which backend a bench runs on in this browser: `auto` never takes a software (fallback)
+//! WebGPU adapter and, given a real one, calibrates WebGPU and the CPU workers and takes the
+//! faster (`rdbench_engine::calibrate::choose_faster`); the answer is one `backend` event.
+
+use crate::browser::get;
+use js_sys::{Function, Promise};
+use rdbench_core::config::BenchConfig;
+use rdbench_core::messages::{BackendChoice, WorkerEvent};
+use rdbench_core::report::Calibration;
+use rdbench_engine::backend::{self, Backend};
+use rdbench_engine::calibrate::{calibrate_default, choose_faster};
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// A backend a bench can run on here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// WebGPU (burn-wgpu).
+    Webgpu,
+    /// The CPU (burn-flex in wasm).
+    Cpu,
+}
+
+impl Kind {
+    /// "webgpu" or "cpu".
+    pub fn parse(s: &str) -> Result<Kind, String> {
+        match s {
+            "webgpu" => Ok(Kind::Webgpu),
+            "cpu" => Ok(Kind::Cpu),
+            other => Err(format!("unknown backend {other:?} (webgpu or cpu)")),
+        }
+    }
+}
+
+thread_local! {
+    /// WebGPU is initialised once per worker and reused.
+    static WEBGPU: RefCell<Option<Backend>> = const { RefCell::new(None) };
+}
+
+/// Initialise backend `kind`. `adapter_hint` is the browser's own description of its adapter
+/// (wgpu often cannot name it inside a browser).
+pub async fn backend(kind: Kind, adapter_hint: &str) -> Result<Backend, String> {
+    match kind {
+        Kind::Cpu => backend::cpu("flex"),
+        Kind::Webgpu => {
+            if let Some(b) = WEBGPU.with(|w| w.borrow().clone()) {
+                return Ok(b);
+            }
+            let b = backend::webgpu(adapter_hint).await?;
+            WEBGPU.with(|w| *w.borrow_mut() = Some(b.clone()));
+            Ok(b)
+        }
+    }
+}
+
+/// The browser's WebGPU adapter, if it has one.
+async fn gpu_adapter() -> Option<JsValue> {
+    let gpu = get(&js_sys::global(), "navigator").and_then(|n| get(&n, "gpu"))?;
+    let request: Function = get(&gpu, "requestAdapter")?.dyn_into().ok()?;
+    let promise: Promise = request.call0(&gpu).ok()?.dyn_into().ok()?;
+    JsFuture::from(promise).await.ok().filter(|a| !a.is_null() && !a.is_undefined())
+}
+
+/// Whether the adapter is a software fallback (SwiftShader and the like).
+fn is_fallback(adapter: &JsValue) -> bool {
+    let flag = |o: Option<JsValue>| o.and_then(|i| get(&i, "isFallbackAdapter")).is_some_and(|v| v.is_truthy());
+    flag(get(adapter, "info")) || flag(Some(adapter.clone()))
+}
+
+/// The browser's words for its adapter, e.g. "google swiftshader (fallback adapter)".
+fn describe(adapter: &JsValue) -> String {
+    let info = get(adapter, "info");
+    let words: Vec<String> = ["vendor", "architecture", "device", "description"]
+        .iter()
+        .filter_map(|k| info.as_ref().and_then(|i| get(i, k)).and_then(|v| v.as_string()))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let words = if words.is_empty() { "unnamed adapter".to_string() } else { words.join(" ") };
+    format!("{words}{}", if is_fallback(adapter) { " (fallback adapter)" } else { "" })
+}
+
+/// Resolve `requested` for a bench of `config` split over up to `workers` CPU workers, and
+/// measure it: the `backend` event (with the calibration and the bench's work units, for the
+/// page's estimate), or why no backend could be had.
+pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: usize) -> Result<WorkerEvent, String> {
+    let cpu_workers = workers.max(1);
+    let mut figures: Vec<Calibration> = Vec::new();
+    let mut kind = Kind::Cpu;
+    let mut note = String::new();
+    let mut hint = String::new();
+    if requested != BackendChoice::Cpu {
+        match gpu_adapter().await {
+            None if requested == BackendChoice::Webgpu => {
+                return Err("WebGPU is not available in this browser (navigator.gpu gave no adapter).".into());
+            }
+            None => note = "no WebGPU adapter: running on the CPU".into(),
+            // A software adapter runs WebGPU on the CPU, through an emulation far slower than
+            // the engine's own CPU path (measured: 40x on a tiny bench), so auto never picks it.
+            Some(a) if requested == BackendChoice::Auto && is_fallback(&a) => {
+                note = format!(
+                    "the only WebGPU adapter is a software fallback ({}): running on the CPU, which is faster",
+                    describe(&a)
+                );
+            }
+            Some(a) => {
+                hint = describe(&a);
+                match backend(Kind::Webgpu, &hint).await {
+                    Ok(_) => kind = Kind::Webgpu,
+                    Err(e) if requested == BackendChoice::Webgpu => return Err(e),
+                    Err(e) => note = format!("WebGPU failed to start ({e}): running on the CPU"),
+                }
+                if kind == Kind::Webgpu && requested == BackendChoice::Auto {
+                    let gpu = measure(Kind::Webgpu, config, 1).await?;
+                    let cpu = measure(Kind::Cpu, config, cpu_workers).await?;
+                    let pick = choose_faster(&gpu, &cpu);
+                    kind = if pick.backend == gpu.backend { Kind::Webgpu } else { Kind::Cpu };
+                    note = pick.why;
+                    figures.extend([gpu, cpu]);
+                }
+            }
+        }
+    }
+    let b = backend(kind, &hint).await?;
+    let n = if kind == Kind::Webgpu { 1 } else { cpu_workers };
+    if !figures.iter().any(|f| f.backend == b.name) {
+        figures.push(measure(kind, config, n).await?);
+    }
+    Ok(WorkerEvent::Backend {
+        backend: b.name,
+        adapter: b.adapter,
+        note,
+        calibration: figures,
+        workers: n,
+        work_total: rdbench_engine::protocol::work_total(config),
+    })
+}
+
+/// The backend a `start` request runs on: `auto` resolved for one worker.
+pub async fn kind_for_start(requested: BackendChoice, config: &BenchConfig) -> Result<Kind, String> {
+    match requested {
+        BackendChoice::Cpu => Ok(Kind::Cpu),
+        BackendChoice::Webgpu => Ok(Kind::Webgpu),
+        BackendChoice::Auto => match resolve(BackendChoice::Auto, config, 1).await? {
+            WorkerEvent::Backend { backend, .. } if backend == "webgpu" => Ok(Kind::Webgpu),
+            _ => Ok(Kind::Cpu),
+        },
+    }
+}
+
+async fn measure(kind: Kind, config: &BenchConfig, workers: usize) -> Result<Calibration, String> {
+    let b = backend(kind, "").await?;
+    calibrate_default(config, &b, workers).await.map_err(|e| e.to_string())
+}

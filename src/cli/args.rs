@@ -1,0 +1,158 @@
+//! The flags of `run` and `study`: one per knob of the config table
+//! ([`rdbench_core::config::KNOBS`]), plus where and how to run. The knob flags are built
+//! from the table, not listed here.
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command as ClapCommand};
+use rdbench_core::config::{BenchConfig, KNOBS, Knob, KnobKind, parse_texts};
+use rdbench_engine::backend;
+use std::path::PathBuf;
+
+/// Flags of `run`.
+#[derive(Debug)]
+pub struct RunArgs {
+    /// `(config key, text)` of every knob flag given on the command line.
+    pub texts: Vec<(String, String)>,
+    pub backend: String,
+    pub threads: Option<usize>,
+    pub out: PathBuf,
+    pub quiet: bool,
+}
+
+impl clap::FromArgMatches for RunArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let texts = KNOBS
+            .iter()
+            .filter(|k| m.value_source(k.key) == Some(ValueSource::CommandLine))
+            .filter_map(|k| m.get_one::<String>(k.key).map(|v| (k.key.to_string(), v.clone())))
+            .collect();
+        Ok(RunArgs {
+            texts,
+            backend: m.get_one::<String>("backend").cloned().unwrap_or_default(),
+            threads: m.get_one::<u16>("threads").map(|&t| t as usize),
+            out: m.get_one::<PathBuf>("out").cloned().unwrap_or_default(),
+            quiet: m.get_flag("quiet"),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// The help line of a knob: its help, unit, accepted values and default.
+fn knob_help(k: &Knob) -> String {
+    let unit = if k.unit.is_empty() { String::new() } else { format!(" [{}]", k.unit) };
+    let values = match k.kind {
+        KnobKind::Choice(choices) => {
+            format!(" One of: {}.", choices().iter().map(|c| c.0).collect::<Vec<_>>().join(", "))
+        }
+        _ => String::new(),
+    };
+    format!("{}{unit}{values}", k.help)
+}
+
+impl clap::Args for RunArgs {
+    fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        augment_run(cmd, "bench_report.json", "Where to write the report.")
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
+    }
+}
+
+/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart`.
+#[derive(Debug)]
+pub struct StudyArgs {
+    pub run: RunArgs,
+    pub chart: PathBuf,
+}
+
+impl clap::FromArgMatches for StudyArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(StudyArgs {
+            run: RunArgs::from_arg_matches(m)?,
+            chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for StudyArgs {
+    fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        augment_run(cmd, "study_report.json", "Where to write the study report (each bench report is embedded).").arg(
+            Arg::new("chart")
+                .long("chart")
+                .value_parser(clap::value_parser!(PathBuf))
+                .default_value("study_chart.svg")
+                .help("Where to write the study chart (SVG)."),
+        )
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
+    }
+}
+
+/// The knob flags plus backend, threads, out and quiet.
+fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
+    {
+        let cmd = KNOBS.iter().fold(cmd, |cmd, k| {
+            cmd.arg(
+                Arg::new(k.key)
+                    .long(k.flag.trim_start_matches("--"))
+                    .value_name(k.key)
+                    .help(knob_help(k))
+                    .default_value(k.default),
+            )
+        });
+        cmd.arg(
+            Arg::new("backend")
+                .long("backend")
+                .default_value("flex")
+                .help("Compute backend: flex (CPU), ndarray (CPU) or vulkan (`wgpu` feature)."),
+        )
+        .arg(
+            Arg::new("threads")
+                .long("threads")
+                .value_parser(clap::value_parser!(u16).range(1..=256))
+                .help("Threads to split each phase's runs over (default: one per core; the report is the same)."),
+        )
+        .arg(
+            Arg::new("out")
+                .long("out")
+                .value_parser(clap::value_parser!(PathBuf))
+                .default_value(out_default)
+                .help(out_help),
+        )
+        .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar."))
+    }
+}
+
+impl RunArgs {
+    pub fn config(&self) -> Result<BenchConfig, String> {
+        parse_texts(self.texts.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("invalid value for {}: {}", e.flag(), e.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+}
+
+impl RunArgs {
+    pub fn backend(&self) -> Result<backend::Backend, String> {
+        let mut backend = backend::by_name(&self.backend)?;
+        if let Some(t) = self.threads {
+            backend.threads = t;
+        }
+        Ok(backend)
+    }
+}

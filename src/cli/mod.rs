@@ -1,0 +1,97 @@
+//! The native command line: `run` the bench, `study` it on every model and policy, `validate` a report, `perf` (time the engine).
+
+mod args;
+mod run;
+mod study;
+mod validate;
+
+use args::{RunArgs, StudyArgs};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Reversal-defect adaptive checkpointing bench.
+#[derive(Parser, Debug)]
+#[command(name = "rdbench", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the whole bench and write bench_report.json.
+    #[command(allow_negative_numbers = true)]
+    Run(Box<RunArgs>),
+    /// Run the mechanism study: the bench on every model under every policy (same flags as
+    /// `run`, less --model and --policy), writing study_report.json and its chart.
+    #[command(allow_negative_numbers = true)]
+    Study(Box<StudyArgs>),
+    /// Check a report file against the schema.
+    Validate {
+        /// Report to check.
+        file: PathBuf,
+    },
+    /// Time training steps and measure the memory of the checkpointed pass.
+    Perf(crate::perf::PerfArgs),
+}
+
+/// Run the CLI; returns the process exit code.
+pub fn main_with(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Run(args) => match run::run(&args) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        },
+        Command::Study(args) => match study::study(&args) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        },
+        Command::Validate { file } => validate::validate(&file),
+        Command::Perf(args) => crate::perf::run(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use rdbench_core::config::{BenchConfig, KNOBS};
+
+    /// Every knob of the config table is a flag of `run` (and the table covers every config
+    /// field: see `config::tests`), so a new field cannot go without a flag.
+    #[test]
+    fn every_knob_is_a_run_flag() {
+        let cmd = Cli::command();
+        let run = cmd.find_subcommand("run").expect("run subcommand");
+        for k in KNOBS {
+            let arg =
+                run.get_arguments().find(|a| a.get_id() == k.key).unwrap_or_else(|| panic!("no flag for {}", k.key));
+            assert_eq!(format!("--{}", arg.get_long().unwrap()), k.flag);
+            assert_eq!(arg.get_default_values(), [k.default]);
+        }
+    }
+
+    #[test]
+    fn flags_reach_the_config() {
+        let cli =
+            Cli::try_parse_from(["rdbench", "run", "--seeds", "5", "--lrs", "0.1,0.2", "--policy", "chained"]).unwrap();
+        let Command::Run(args) = cli.command else { panic!("not run") };
+        let cfg = args.config().unwrap();
+        assert_eq!((cfg.n_seeds, cfg.lrs.clone(), cfg.policy.as_str()), (5, vec![0.1, 0.2], "chained"));
+        assert_eq!(
+            BenchConfig {
+                n_seeds: 8,
+                lrs: vec![0.001, 0.003, 0.01],
+                policy: rdbench_core::config::Policy::OneStep,
+                ..cfg
+            },
+            BenchConfig::default()
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! `rdbench study`: the bench on every model under every policy, pooled into
+//! `study_report.json` and its chart.
+
+use super::args::StudyArgs;
+use super::run::bench_with_bar;
+
+pub fn study(args: &StudyArgs) -> Result<(), String> {
+    use rdbench_core::study::{bench_configs, build_study};
+    let run = &args.run;
+    if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
+        let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
+        return Err(format!("{flag} is not a study flag: the study runs every model under every policy"));
+    }
+    let base = run.config()?;
+    let cfgs = bench_configs(&base);
+    let mut texts = Vec::with_capacity(cfgs.len());
+    for (i, cfg) in cfgs.iter().enumerate() {
+        let label = format!("{} {}", cfg.model, cfg.policy.as_str());
+        let report = bench_with_bar(cfg, run, format!("bench {}/{} {label} | ", i + 1, cfgs.len()))?;
+        let r = &report.comparison;
+        println!(
+            "bench {}/{} {label}: {} (p = {}), mechanism {}",
+            i + 1,
+            cfgs.len(),
+            r.verdict.as_str(),
+            r.p_value.map_or("n/a".into(), |p| format!("{p:.4}")),
+            if report.mechanism_signature.confirmed { "confirmed" } else { "not confirmed" }
+        );
+        texts.push(report.to_json());
+    }
+    let study = build_study(&texts)?;
+    std::fs::write(&run.out, study.to_json() + "\n").map_err(|e| format!("cannot write {}: {e}", run.out.display()))?;
+    {
+        use plotters::prelude::*;
+        let root = SVGBackend::new(&args.chart, (1200, 560)).into_drawing_area();
+        rdbench_page::study_chart::draw(&root, &study, 1.0)?;
+        root.present().map_err(|e| format!("cannot write {}: {e:?}", args.chart.display()))?;
+    }
+    print!("{}", crate::summary::study::render(&study));
+    println!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! `rdbench perf`: step times of both arms at populations 1 / 8 / 17 with the fused
+//! kernels' matmul GFLOP/s, the memory of each backward pass (counting allocator), and on
+//! request the default protocol's wall time per phase and one training run per arm.
+
+use crate::alloc_count::peak_during;
+use clap::Args;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{Arm, Phase, RunSpec};
+use rdbench_core::track::{self, Track};
+use rdbench_engine::host::Quiet;
+use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::model::kernels::flops;
+use rdbench_engine::model::{self, RecurrentModel};
+use rdbench_engine::protocol::rule_for;
+use rdbench_engine::train::batch::{Batch, DeviceData};
+use rdbench_engine::train::dense::{autodiff_grads, dense_grads};
+use rdbench_engine::train::{Tally, TrainSettings, init_population, train_population};
+use web_time::Instant;
+
+/// Flags of `bench`.
+#[derive(Args, Debug)]
+pub struct PerfArgs {
+    /// Compute backend (flex, ndarray, vulkan).
+    #[arg(long, default_value = "flex")]
+    backend: String,
+    /// Timed steps per measurement (after one warm-up step).
+    #[arg(long, default_value_t = 10)]
+    steps: usize,
+    /// Threads for `--protocol` (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Also run the default protocol (both arms, spec defaults) and time each phase.
+    #[arg(long)]
+    protocol: bool,
+    /// Also train one default run (15 epochs, 400 trajectories) per arm and time it.
+    #[arg(long)]
+    runs: bool,
+}
+
+/// Milliseconds per call of `f` over `steps` calls (after a warm-up) and the fused
+/// kernels' matmul GFLOP/s meanwhile.
+fn time_steps(steps: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f(); // warm-up
+    let (t0, f0) = (Instant::now(), flops());
+    for _ in 0..steps {
+        f();
+    }
+    let s = t0.elapsed().as_secs_f64();
+    (s * 1000.0 / steps as f64, (flops() - f0) as f64 / s / 1e9)
+}
+
+/// Peak bytes of one step: (dense autodiff, dense BPTT by VJP, checkpointed k = 1,
+/// checkpointed k = k_max).
+pub fn step_peaks(
+    model: &dyn RecurrentModel,
+    params: &[burn::tensor::Tensor<3>],
+    batch: &Batch,
+    k_max: usize,
+) -> [usize; 4] {
+    let r = params[0].dims()[0];
+    let (_, autodiff) = peak_during(|| autodiff_grads(model, params, batch).grads);
+    let (_, dense) = peak_during(|| dense_grads(model, params, batch).grads);
+    let (_, k1) = peak_during(|| checkpointed_grads(model, params, batch, &vec![1; r], 20).out.grads);
+    let (_, kk) = peak_during(|| checkpointed_grads(model, params, batch, &vec![k_max; r], 20).out.grads);
+    [autodiff, dense, k1, kk]
+}
+
+/// Populations the step table measures (the default protocol's are 9 sweep and 8 full runs,
+/// split over the threads).
+const POPULATIONS: [usize; 3] = [1, 8, 17];
+
+/// Run the benchmark; returns the exit code.
+pub fn run(args: &PerfArgs) -> i32 {
+    let mut backend = match rdbench_engine::backend::by_name(&args.backend) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    if let Some(t) = args.threads {
+        backend.threads = t.max(1);
+    }
+    let device = &backend.device;
+    let track = track::Pendulum::default();
+    let data = track.generate(0);
+    let train = DeviceData::new(&data.train, device);
+    println!(
+        "backend {} ({}), T = {}, {} timed steps each, {} cores\n",
+        backend.name,
+        backend.adapter,
+        track.seq_len(),
+        args.steps,
+        rdbench_engine::backend::default_threads()
+    );
+
+    #[cfg(feature = "wgpu")]
+    if rdbench_engine::model::kernels::cube_on(device) {
+        gpu_table(device, args.steps);
+    } else {
+        cpu_tables(device, &train, args.steps);
+    }
+    #[cfg(not(feature = "wgpu"))]
+    cpu_tables(device, &train, args.steps);
+    protocol_and_runs(args, &backend, &data, &train);
+    0
+}
+
+/// The GPU's step table: kernel launches and ms per training step of each arm, fused and
+/// unfused (`fused_check`), at each population.
+#[cfg(feature = "wgpu")]
+fn gpu_table(device: &burn::tensor::Device, steps: usize) {
+    println!("per training step on the GPU (batch 32, hidden 32; idea: checkpointed k = 16, 20 reversal iterations)");
+    println!(
+        "  pop   dispatches dense (fused/unfused)   idea (fused/unfused)   ms dense (fused/unfused)   ms idea (fused/unfused)   max |diff|"
+    );
+    for pop in POPULATIONS {
+        match futures::executor::block_on(rdbench_engine::fused_check::fused_check(device, pop, steps)) {
+            Ok(c) => println!(
+                "  {pop:>3}   {:>6} / {:<6} ({:>5.1}x)          {:>6} / {:<6} ({:>5.1}x)   {:>8.2} / {:<8.2}          {:>8.2} / {:<8.2}         {:.2e}",
+                c.fused.dispatches_dense,
+                c.unfused.dispatches_dense,
+                c.unfused.dispatches_dense as f64 / c.fused.dispatches_dense as f64,
+                c.fused.dispatches_idea,
+                c.unfused.dispatches_idea,
+                c.unfused.dispatches_idea as f64 / c.fused.dispatches_idea as f64,
+                c.fused.ms_dense,
+                c.unfused.ms_dense,
+                c.fused.ms_idea,
+                c.unfused.ms_idea,
+                c.max_abs_diff
+            ),
+            Err(e) => println!("  {pop:>3}   failed: {e}"),
+        }
+    }
+}
+
+/// The CPU's step table (ms and GFLOP/s per arm and population) and peak heap bytes.
+fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
+    println!(
+        "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)"
+    );
+    let model = model::Gru::new(2, 32, 2);
+    type Step = fn(&model::Gru, &[burn::tensor::Tensor<3>], &Batch, usize);
+    let rows: [(&str, Step); 4] = [
+        ("baseline dense BPTT (VJP, fused)", |m, p, b, _| drop(dense_grads(m, p, b))),
+        ("baseline dense BPTT (burn autodiff)", |m, p, b, _| drop(autodiff_grads(m, p, b))),
+        ("idea checkpointed k = 1", |m, p, b, r| drop(checkpointed_grads(m, p, b, &vec![1; r], 20))),
+        ("idea checkpointed k = 16", |m, p, b, r| drop(checkpointed_grads(m, p, b, &vec![16; r], 20))),
+    ];
+    for (name, step) in rows {
+        let mut cols = Vec::new();
+        for pop in POPULATIONS {
+            let (params, _) = init_population(&model, &(0..pop as u64).collect::<Vec<_>>(), device);
+            let batch = train.all(pop, 32);
+            cols.push(time_steps(steps, || step(&model, &params, &batch, pop)));
+        }
+        println!(
+            "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}",
+            cols[0].0,
+            cols[1].0,
+            cols[2].0,
+            cols[1].0 / cols[0].0,
+            cols[1].1
+        );
+    }
+
+    println!("\npeak heap bytes of one gradient step (population 1, counting allocator)");
+    for (h, b) in [(32usize, 32usize), (256, 64)] {
+        let model = model::Gru::new(2, h, 2);
+        let (params, _) = init_population(&model, &[0], device);
+        let batch = train.all(1, b);
+        let [autodiff, dense, k1, k16] = step_peaks(&model, &params, &batch, 16);
+        let states = |n: usize| n * b * h * 4;
+        println!(
+            "  hidden {h:<3} batch {b:<3}: autodiff {autodiff:>10}  dense VJP {dense:>10}  checkpointed k=1 {k1:>10}  k=16 {k16:>10}  (state bytes: 81 -> {}, 6 -> {})",
+            states(81),
+            states(6)
+        );
+    }
+}
+
+/// `--protocol` and `--runs`.
+fn protocol_and_runs(
+    args: &PerfArgs,
+    backend: &rdbench_engine::backend::Backend,
+    data: &track::TrackData,
+    train: &DeviceData,
+) {
+    let device = &backend.device;
+    let model = model::Gru::new(2, 32, 2);
+    if args.protocol {
+        let cfg = BenchConfig::default();
+        println!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
+        // What `auto` and the page's estimate measure, checked against the real wall time.
+        let cal =
+            futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(&cfg, backend, backend.threads));
+        let work = rdbench_engine::protocol::work_total(&cfg);
+        if let Ok(c) = &cal {
+            println!(
+                "  calibration {:.3} ms per work unit, {work} units on {} thread(s): estimate {:.1} s",
+                c.ms_per_work_unit,
+                c.workers,
+                work as f64 * c.ms_per_work_unit / c.workers as f64 / 1000.0
+            );
+        }
+        let (t0, f0) = (Instant::now(), flops());
+        match futures::executor::block_on(rdbench_engine::protocol::run_bench(&cfg, backend, &[], &mut Quiet)) {
+            Ok(report) => {
+                let wall = t0.elapsed().as_secs_f64();
+                let gflop = (flops() - f0) as f64 / 1e9;
+                if let Some(env) = &report.environment {
+                    for (phase, s) in &env.phase_wall_time_s {
+                        println!("  {phase:<16} {s:>7.1} s");
+                    }
+                }
+                println!("  {:<16} {wall:>7.1} s", "total");
+                println!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
+                println!(
+                    "  verdict {} (p = {:?}), mechanism confirmed: {}",
+                    report.comparison.verdict.as_str(),
+                    report.comparison.p_value,
+                    report.mechanism_signature.confirmed
+                );
+            }
+            Err(s) => println!("  failed: {}", s.reason),
+        }
+    }
+
+    if args.runs {
+        println!("\nwall time of one training run (15 epochs, 400 trajectories, population 1)");
+        let eval = DeviceData::new(&data.test, device);
+        for arm in [Arm::Baseline, Arm::Idea] {
+            let cfg = BenchConfig { epochs: 15, batch_size: 32, lrs: vec![0.01], ..BenchConfig::default() };
+            let settings = TrainSettings::new(&cfg, &backend.name);
+            let mut rule = rule_for(arm, &cfg);
+            let spec = [RunSpec { arm, phase: Phase::Full, lr: 0.01, seed: 0 }];
+            let mut tally = Tally::new(1, 1);
+            let t0 = Instant::now();
+            let rec = futures::executor::block_on(train_population(
+                &model, &spec, train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
+            ));
+            match rec {
+                Ok(r) => println!("  {arm:?}: {:.1} s, test MSE {:?}", t0.elapsed().as_secs_f64(), r[0].metric),
+                Err(e) => println!("  {arm:?}: failed: {e}"),
+            }
+        }
+    }
+}

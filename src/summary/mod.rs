@@ -1,0 +1,4 @@
+//! The CLI's text summaries of a bench report and of a study report.
+
+pub mod bench;
+pub mod study;

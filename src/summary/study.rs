@@ -1,0 +1,69 @@
+//! The study in plain text: one block per bench (model and policy), then the mechanism
+//! conditions pooled over every bench and per model. The CLI prints it; the README quotes it.
+
+use rdbench_core::study::{PooledMechanism, StudyReport};
+use std::fmt::Write;
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |v| if v != 0.0 && v.abs() < 1e-3 { format!("{v:.3e}") } else { format!("{v:.4}") })
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |v| format!("{:.1}%", 100.0 * v))
+}
+
+fn conditions(out: &mut String, m: &PooledMechanism) {
+    let verdict =
+        if m.confirmed { "confirmed".to_string() } else { format!("not confirmed, failed ({})", m.failed.join(", ")) };
+    let _ = writeln!(out, "  {} ({} probes from {}): {verdict}", m.scope, m.n_probes, m.benches.join(", "));
+    for (key, c) in &m.conditions {
+        let _ = writeln!(out, "    {key}: {} -- {}", if c.holds { "holds" } else { "fails" }, c.detail);
+    }
+}
+
+/// The study as text.
+pub fn render(s: &StudyReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "mechanism study (tau {}, {} benches)", s.tau, s.table.len());
+    for r in &s.table {
+        let _ = writeln!(out, "{} / {}:", r.model, r.policy);
+        let _ = writeln!(
+            out,
+            "  probes {} (null defects {}): mean defect {}, mean checkpoints {}, cosine chosen k {}, cosine k_max {}",
+            r.n_probes,
+            r.null_defects,
+            num(r.mean_defect),
+            num(r.mean_checkpoints),
+            num(r.mean_grad_cos_chosen),
+            num(r.mean_grad_cos_kmax)
+        );
+        let _ = writeln!(
+            out,
+            "  memory saved: counted {}, measured {} (peak bytes checkpointed {} vs dense {})",
+            pct(r.memory_saved_counted),
+            pct(r.memory_saved_measured),
+            r.mean_peak_bytes_checkpointed.map_or("n/a".into(), |b| format!("{b:.0}")),
+            r.mean_peak_bytes_dense.map_or("n/a".into(), |b| format!("{b:.0}"))
+        );
+        let _ = writeln!(
+            out,
+            "  test MSE: baseline {}, idea {} (delta {}), p = {}, {}; mechanism alone {}",
+            num(r.baseline_test_mse),
+            num(r.idea_test_mse),
+            num(r.delta_mean),
+            num(r.p_value),
+            r.verdict.as_str(),
+            if r.mechanism_confirmed {
+                "confirmed".to_string()
+            } else {
+                format!("not confirmed ({})", r.mechanism_failed.join(", "))
+            }
+        );
+    }
+    let _ = writeln!(out, "conditions over pooled probes:");
+    conditions(&mut out, &s.pooled);
+    for m in &s.per_model {
+        conditions(&mut out, m);
+    }
+    out
+}
