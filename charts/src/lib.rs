@@ -5,6 +5,7 @@
 //! uses plotters-canvas (`web` module), the tests render SVG.
 
 pub mod card;
+pub mod format;
 pub mod layout;
 pub mod live;
 pub mod mechanism;
@@ -58,7 +59,8 @@ pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
 /// inconsistent numbers are returned as problems next to the report.
 pub fn load(text: &str) -> Result<Loaded, String> {
     if text.len() > MAX_REPORT_BYTES {
-        return Err(format!("the file is {} MB; a report is at most {} MB", text.len() >> 20, MAX_REPORT_BYTES >> 20));
+        let size = |b: usize| format::bytes(b as f64);
+        return Err(format!("the file is {}; a report is at most {}", size(text.len()), size(MAX_REPORT_BYTES)));
     }
     match validate_json(text) {
         Ok(report) => Ok(Loaded { report, problems: Vec::new() }),
