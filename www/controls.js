@@ -5,13 +5,7 @@
 // and the URL hash is rewritten from the canonical texts. Nothing is cached beside the texts,
 // so what the page shows is what runs.
 
-const $ = (id) => document.getElementById(id);
-
-function el(tag, props = {}, ...children) {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-}
+import { $, el } from './dom.js';
 
 /** A config value as the text a control shows (the parser makes it canonical). */
 function textOf(knob, value) {

@@ -26,7 +26,7 @@ test('card: the 4-pair warning before Run, the outcome in words, α, the rule an
   const explain = await page.textContent('#card-explain');
   for (const want of ['lost on all 4 seeds', 'cannot reach p < 0.05', '0.125']) assert(explain.includes(want), `explanation misses "${want}": ${explain}`);
   const rule = await page.textContent('#card-rule');
-  assert(rule.includes('α = 0.05') && rule.includes('0.1250'), `rule: ${rule}`);
+  assert(rule.includes('α = 0.05') && rule.includes('can give is 0.125.'), `rule: ${rule}`);
   assert((await page.textContent('#card [data-key=alpha]')) === '0.05', 'α fact');
   await page.screenshot({ path: join(ARTIFACTS, 'card-4-pairs.png'), fullPage: true });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);

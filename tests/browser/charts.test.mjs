@@ -73,3 +73,44 @@ test('charts: hover reads exact values, values list as text alternative, PNG and
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();
 });
+
+test('the report figures are built from the charts registry, as the page had them', async () => {
+  const page = await openPage(browser());
+  const registry = await page.evaluate(async () => {
+    const m = await import('/www/pkg/rdbench_charts.js');
+    await m.default();
+    return JSON.parse(m.chart_registry());
+  });
+  // The figures' names and texts as index.html wrote them before they were built.
+  const before = [
+    ['per_seed', 'chart-per-seed', 'Per-seed comparison chart', false],
+    ['sweep', 'chart-sweep', 'Learning-rate sweep chart', false],
+    ['mechanism', 'chart-mechanism', 'Mechanism chart: defect and checkpoints per probe', true],
+    ['null', 'chart-null', 'Permutation null distribution chart', false],
+  ];
+  assert(JSON.stringify(registry.map((c) => [c.name, c.canvas_id, c.title, c.tall])) === JSON.stringify(before), `registry ${JSON.stringify(registry)}`);
+  const figures = await page.$$eval('#charts > figure', (fs) => fs.map((f) => {
+    const c = f.querySelector('canvas');
+    return {
+      canvas: [c.id, c.className, c.getAttribute('role'), c.getAttribute('aria-label'), c.getAttribute('aria-describedby')],
+      tip: f.querySelector('.tip[role=tooltip]')?.hidden,
+      values: [...f.querySelectorAll('figcaption details, figcaption summary span, figcaption ul.chart-data')].map((e) => e.id),
+      summary: f.querySelector('summary').textContent,
+      exports: [...f.querySelectorAll('button[data-export]')].map((b) => [b.dataset.chart, b.dataset.export, b.textContent, b.getAttribute('aria-label')]),
+    };
+  }));
+  assert(figures.length === before.length, `${figures.length} figures`);
+  figures.forEach((f, i) => {
+    const [name, id, title, tall] = before[i];
+    const want = {
+      canvas: [id, tall ? 'chart tall' : 'chart', 'img', title, `${name}-alt`],
+      tip: true,
+      values: [`${name}-alt`, `${name}-count`, `${name}-data`],
+      summary: 'Values ',
+      exports: ['png', 'svg'].map((k) => [name, k, k.toUpperCase(), `Download ${title} as ${k.toUpperCase()}`]),
+    };
+    assert(JSON.stringify(f) === JSON.stringify(want), `figure ${i}: ${JSON.stringify(f)}\nwant ${JSON.stringify(want)}`);
+  });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
+});

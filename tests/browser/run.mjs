@@ -8,6 +8,7 @@
 import { run } from './harness.mjs';
 import './report-view.test.mjs';
 import './card.test.mjs';
+import './numbers.test.mjs';
 import './charts.test.mjs';
 import './files.test.mjs';
 import './accessibility.test.mjs';

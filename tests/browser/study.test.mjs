@@ -37,6 +37,10 @@ test('Study mode: four tiny benches, pooled conditions, chart, table, study_repo
   assert(study.table.every((r) => r.memory_saved_measured === null), 'no measured memory in wasm');
   const cells = await page.$$eval('#study-table tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
   assert(cells.length === 4 && cells[2][0] === 'rev_ode_small' && cells[2][7] === 'not measured in the browser', `table ${JSON.stringify(cells)}`);
+  // Its numbers are written as the card writes them (the page's one formatter).
+  const written = await page.evaluate((t) => import('/www/format.js')
+    .then((f) => t.map((r) => [f.num(r.baseline_test_mse), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
+  assert(same(cells.map((r) => [r[8], r[6], r[10]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
   const ink = await page.$eval('#study-chart', (c) => {
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     let n = 0;
