@@ -3,11 +3,11 @@
 import { BACKENDS, STOP_REASON } from './protocol.js';
 import { createControls } from './controls.js';
 import { createEngine, parseWorkers } from './engine-client.js';
-import { createResults, fmtTime } from './results.js';
+import { createResults } from './results.js';
 import { createCompare } from './compare.js';
 import { createStudy } from './study.js';
-
-const $ = (id) => document.getElementById(id);
+import { $ } from './dom.js';
+import { duration, num, useFormats } from './format.js';
 const timings = {};
 // For tests and the curious; filled in below.
 window.rdbench = { timings };
@@ -30,9 +30,11 @@ function engineStatus(text, ready = false) {
   el.classList.toggle('ready', ready);
 }
 
-// The charts wasm draws the charts and also carries the config schema and parser (Rust's).
+// The charts wasm draws the charts and also carries the config schema and parser and the
+// number formats (Rust's).
 const charts = import('./pkg/rdbench_page.js').then(async (m) => {
   await m.default();
+  useFormats(m);
   timings.chartsReady = performance.now();
   return m;
 });
@@ -96,7 +98,7 @@ function showEstimate(c) {
   if (c && minP >= c.alpha) {
     const need = chartsModule.pairs_needed(c.alpha);
     warn.textContent = `With ${c.n_seeds} paired seed${c.n_seeds === 1 ? '' : 's'} the smallest p the sign-flip test can give is ` +
-      `${Number(minP.toPrecision(3))}, not below α = ${c.alpha}: this run cannot be significant either way` +
+      `${num(minP)}, not below α = ${num(c.alpha)}: this run cannot be significant either way` +
       (need ? ` (it needs at least ${need} paired seeds).` : '.');
     warn.hidden = false;
   } else {
@@ -238,9 +240,9 @@ function estimateOf(info) {
   if (!cal || !info.work_total) return { error: `the engine did not measure ${info.backend}` };
   const workers = Math.max(1, info.workers);
   const seconds = (info.work_total * cal.ms_per_work_unit) / workers / 1000;
-  const text = `Estimated time ≈ ${fmtTime(seconds)} on ${info.backend}` +
+  const text = `Estimated time ≈ ${duration(seconds)} on ${info.backend}` +
     `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
-    `${cal.ms_per_work_unit.toPrecision(3)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
+    `${num(cal.ms_per_work_unit)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
   return { seconds, text, info };
 }
 
@@ -288,7 +290,7 @@ function confirmLong(e, running) {
   const dialog = $('confirm-run');
   $('confirm-title').textContent = running ? 'This bench will take a while: keep it running?' : 'Start a long bench?';
   $('confirm-text').textContent = `${e.text} Closing or reloading the page while it runs stops it and loses its runs.`;
-  $('confirm-start').textContent = running ? `Keep running (≈ ${fmtTime(e.seconds)})` : `Start (≈ ${fmtTime(e.seconds)})`;
+  $('confirm-start').textContent = running ? `Keep running (≈ ${duration(e.seconds)})` : `Start (≈ ${duration(e.seconds)})`;
   $('confirm-cancel').textContent = running ? 'Stop it' : 'Not now';
   return new Promise((resolve) => {
     const done = (ok) => {
@@ -405,6 +407,7 @@ async function init() {
   window.rdbench.controls = controls;
   study = createStudy({ charts, getStart: nextStart, isBusy: () => engine.state.running, banner, onState: refreshRunState });
   window.rdbench.study = study.state;
+  await results.ready;
   loadFromHash();
   // A link pasted into this tab, or back/forward: the form follows the URL. (The page's own
   // edits use replaceState, which fires no hashchange.)

@@ -3,17 +3,10 @@
 // "Rerun this config" puts a report's config into the form. Everything shown is text
 // (textContent); the numbers come from each report's card (the charts wasm).
 import { HISTORY_MAX_BYTES, HISTORY_MAX_REPORTS, createHistory } from './history.js';
+import { $, el } from './dom.js';
+import { bytes, delta, duration, num, percent } from './format.js';
 
-const $ = (id) => document.getElementById(id);
-
-function el(tag, props = {}, ...children) {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-}
-
-const num = (v, d = 6) => (v === null || v === undefined ? 'n/a' : typeof v !== 'number' ? String(v)
-  : Math.abs(v) >= 1e-3 || v === 0 ? String(Number(v.toPrecision(d))) : v.toExponential(3));
+// A config value as the report has it (settings are shown as written, not as numbers).
 const textOf = (v) => (v === undefined ? 'not recorded' : Array.isArray(v) ? v.join(', ') : String(v));
 
 /**
@@ -75,7 +68,7 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     for (const id of [...selected]) if (!entries.some((e) => e.id === id)) selected.delete(id);
     const total = entries.reduce((s, e) => s + e.bytes, 0);
     $('history-count').textContent = `${entries.length} of ${HISTORY_MAX_REPORTS} reports, ` +
-      `${(total / 2 ** 20).toFixed(2)} of ${HISTORY_MAX_BYTES / 2 ** 20} MB`;
+      `${bytes(total)} of ${bytes(HISTORY_MAX_BYTES)}`;
     if (!entries.length) list.append(el('li', { className: 'empty-line', textContent: 'No reports kept yet: finished runs appear here.' }));
     for (const e of entries) {
       const s = e.summary ?? {};
@@ -89,9 +82,9 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       });
       const what = el('div', { className: 'h-what' },
         el('span', { className: `h-verdict ${s.outcome ?? ''}`, textContent: s.headline ?? s.verdict ?? '?' }),
-        el('span', { className: 'h-meta', textContent: ` · ${s.n_pairs ?? '?'} pairs · Δ ${num(s.delta_mean, 4)} · p ${num(s.p_value, 4)}` +
+        el('span', { className: 'h-meta', textContent: ` · ${s.n_pairs ?? '?'} pairs · Δ ${delta(s.delta_mean)} · p ${num(s.p_value)}` +
           `${s.epochs ? ` · ${s.epochs} epochs` : ''}${s.backend ? ` · ${s.backend}` : ''}` }),
-        el('div', { className: 'h-source', textContent: `${e.source} · kept ${when} · ${(e.bytes / 1024).toFixed(0)} KB` }));
+        el('div', { className: 'h-source', textContent: `${e.source} · kept ${when} · ${bytes(e.bytes)}` }));
       const show = el('button', { type: 'button', className: 'ghost small', textContent: 'Show' });
       show.setAttribute('aria-label', `show ${name}`);
       show.addEventListener('click', async () => {
@@ -174,17 +167,17 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       row('outcome', (c) => c.headline, 'headline'),
       row('report verdict', (c) => c.verdict, 'verdict'),
       row('explanation', (c) => c.explanation, 'explanation'),
-      row('p (α)', (c) => `${num(c.p_value, 4)} (α ${c.alpha})`, 'p_value'),
-      row('Δ mean test MSE', (c) => num(c.delta_mean), 'delta_mean'),
+      row('p (α)', (c) => `${num(c.p_value)} (α ${num(c.alpha)})`, 'p_value'),
+      row('Δ mean test MSE', (c) => delta(c.delta_mean), 'delta_mean'),
       row('idea wins', (c) => `${c.idea_wins}/${c.n_pairs}`, 'idea_wins'),
       row('baseline / idea test MSE', (c) => `${num(c.baseline_mean)} / ${num(c.idea_mean)}`, 'means'),
-      row('best lr (baseline / idea)', (c) => `${c.best_lr_baseline} / ${c.best_lr_idea}`, 'best_lr'),
+      row('best lr (baseline / idea)', (c) => `${num(c.best_lr_baseline)} / ${num(c.best_lr_idea)}`, 'best_lr'),
       row('mechanism', (c) => (c.mechanism_confirmed ? 'confirmed' : `not confirmed${c.conditions.some((k) => !k.holds) ? `: (${c.conditions.filter((k) => !k.holds).map((k) => k.letter).join('), (')}) failed` : ''}`), 'mechanism'),
-      row('memory saved', (c) => (c.memory_saved_fraction === null ? 'n/a' : `${(100 * c.memory_saved_fraction).toFixed(1)}%`), 'memory'),
+      row('memory saved', (c) => percent(c.memory_saved_fraction), 'memory'),
       row('backend', (c) => (c.backend ? `${c.backend} — ${c.adapter}` : 'not recorded'), 'backend'),
       row('runs per backend', (_, x) => Object.entries(env(x).run_backends ?? {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'not recorded', 'run_backends'),
       row('runs reused (resumed)', (_, x) => textOf(env(x).reused_runs), 'reused_runs'),
-      row('wall time', (c) => (c.wall_time_s === null ? 'n/a' : `${c.wall_time_s.toFixed(1)} s`), 'wall_time'),
+      row('wall time', (c) => duration(c.wall_time_s), 'wall_time'),
     ], 'outcome'));
 
     const keys = [...new Set([...Object.keys(a.report.config ?? {}), ...Object.keys(b.report.config ?? {})])];
@@ -205,7 +198,7 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     for (let i = 0; i < n; i++) {
       const cell = (x) => {
         const [bv, iv] = [x.report.baseline.full.per_seed[i], x.report.idea.per_seed[i]];
-        return [num(bv), num(iv), bv === undefined ? '' : bv === null || iv === null ? 'dropped' : `${iv - bv > 0 ? '+' : ''}${num(iv - bv, 4)}`];
+        return [num(bv), num(iv), bv === undefined ? '' : bv === null || iv === null ? 'dropped' : delta(iv - bv)];
       };
       seedRows.push({ cells: [String(i), ...cell(a), ...cell(b)], key: `seed-${i}` });
     }
@@ -234,7 +227,8 @@ export function createCompare({ charts, showReport, shown, rerun }) {
   }
 
   bind();
-  render();
+  // The list writes sizes with the charts wasm's formats: it is drawn once that has loaded.
+  charts.then(render, () => {});
   return {
     keep,
     /** The report shown above changed: Keep and Compare follow. */

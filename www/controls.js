@@ -1,17 +1,11 @@
 // The configuration controls: built from the engine's schema (config_schema() of the charts
-// wasm, generated from src/config.rs), so the page has no defaults, limits or presets of its
+// wasm, generated from the knob table in crates/core/src/config/), so the page has no defaults, limits or presets of its
 // own. The controls' texts are the single state: every edit collects every text, the Rust
 // parser (parse_config) turns them into the config that a run would send plus an error list,
 // and the URL hash is rewritten from the canonical texts. Nothing is cached beside the texts,
 // so what the page shows is what runs.
 
-const $ = (id) => document.getElementById(id);
-
-function el(tag, props = {}, ...children) {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-}
+import { $, el } from './dom.js';
 
 /** A config value as the text a control shows (the parser makes it canonical). */
 function textOf(knob, value) {

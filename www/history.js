@@ -2,6 +2,7 @@
 // browser's IndexedDB, so they survive a reload and can be compared. The report text is
 // stored byte for byte; a small summary rides along for the list. Capped in count and bytes:
 // the oldest entries go first.
+import { bytes as size } from './format.js';
 
 const DB_NAME = 'rdbench';
 const STORE = 'reports';
@@ -50,7 +51,7 @@ export function createHistory() {
    */
   async function add(text, source, summary) {
     const bytes = new Blob([text]).size;
-    if (bytes > HISTORY_MAX_BYTES) throw new Error(`the report is ${(bytes / 2 ** 20).toFixed(1)} MB, more than the history's ${HISTORY_MAX_BYTES / 2 ** 20} MB`);
+    if (bytes > HISTORY_MAX_BYTES) throw new Error(`the report is ${size(bytes)}, more than the history's ${size(HISTORY_MAX_BYTES)}`);
     const all = await request((await store('readonly')).getAll());
     const twin = all.find((e) => e.bytes === bytes && e.text === text);
     if (twin) return { id: twin.id, dropped: [] };

@@ -1,16 +1,8 @@
 // What a bench shows: the run panel (progress, live loss chart) and the results (verdict
-// card, the four charts, load and download of a report). Nothing from a report file or the
+// card, the report charts, load and download of a report). Nothing from a report file or the
 // engine is inserted as HTML: text goes through textContent, charts through canvas.
-
-const $ = (id) => document.getElementById(id);
-
-export const fmtTime = (s) => {
-  if (!Number.isFinite(s)) return '–';
-  s = Math.round(s);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h ${Math.floor(s / 60) % 60}m` : s >= 60 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${s}s`;
-};
-
-const fmt = (v, digits = 4) => (v === null || v === undefined ? 'n/a' : Math.abs(v) >= 1e-3 || v === 0 ? v.toFixed(digits) : v.toExponential(2));
+import { $, el, save } from './dom.js';
+import { bytes, delta, duration, num, percent } from './format.js';
 
 /** Match a canvas's backing store to its CSS size (charts are drawn in device pixels). */
 function sizeCanvas(canvas) {
@@ -64,10 +56,10 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     $('progress-pct').textContent = `${Math.floor(p.fraction * 100)}%`;
     $('p-phase').textContent = `${p.phase} · ${p.arm} · epoch ${p.epoch}/${p.epochs} · step ${p.step}/${p.steps}`;
     $('p-runs').textContent = `${p.runs_done}/${p.runs_total} done, ${p.losses.length} in flight`;
-    $('p-elapsed').textContent = fmtTime(p.elapsed_s);
+    $('p-elapsed').textContent = duration(p.elapsed_s);
     // A resumed bench starts at the reused runs' share: the rate is what this run has done.
     const done = p.fraction - firstProgress.fraction;
-    $('p-eta').textContent = done > 0.02 && p.elapsed_s > 0 ? fmtTime(p.elapsed_s * (1 - p.fraction) / done) : 'estimating…';
+    $('p-eta').textContent = done > 0.02 && p.elapsed_s > 0 ? duration(p.elapsed_s * (1 - p.fraction) / done) : 'estimating…';
     // Every run of the bench stays on the chart (x = the run's own step), so the arms'
     // losses can be compared side by side; colour = arm, sweep runs faint.
     live.caption = 'minibatch loss of every run so far';
@@ -109,31 +101,19 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
   // ------------------------------------------------------------ verdict card
   function fact(dl, key, label, value, text) {
-    const div = document.createElement('div');
-    const dt = document.createElement('dt');
-    dt.textContent = label;
-    const dd = document.createElement('dd');
-    dd.textContent = text;
+    const dd = el('dd', { textContent: text });
     // The raw value rides along so tests can compare what is shown with the report.
     dd.dataset.key = key;
     dd.dataset.value = JSON.stringify(value ?? null);
-    div.append(dt, dd);
-    dl.append(div);
+    dl.append(el('div', {}, el('dt', { textContent: label }), dd));
   }
-
-  const bytes = (b) => (b === null || b === undefined ? 'n/a' : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KiB` : `${Math.round(b)} B`);
 
   function renderCard(c, problems) {
     const verdict = $('verdict');
     // A report whose arithmetic fails is not allowed to look like a result.
     const unverified = problems.length > 0;
-    verdict.replaceChildren();
-    const headline = document.createElement('span');
-    headline.textContent = (unverified ? 'Unverified: ' : '') + c.headline;
-    const said = document.createElement('span');
-    said.className = 'verdict-said';
-    said.textContent = ` — report verdict “${c.verdict}”`;
-    verdict.append(headline, said);
+    verdict.replaceChildren(el('span', { textContent: (unverified ? 'Unverified: ' : '') + c.headline }),
+      el('span', { className: 'verdict-said', textContent: ` — report verdict “${c.verdict}”` }));
     verdict.dataset.value = JSON.stringify(c.verdict);
     verdict.dataset.outcome = c.outcome;
     verdict.className = `verdict ${unverified ? 'unverified'
@@ -141,31 +121,31 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
         : c.outcome === 'worse_not_significant' ? 'lean-loss' : 'none'}`;
     $('card-explain').textContent = c.explanation;
     $('card-rule').textContent = `Rule: ${c.rule}${c.alpha_from_report ? '' : ' (α is not in this report: the contract default)'}. ` +
-      `The smallest p ${c.n_pairs} pair${c.n_pairs === 1 ? '' : 's'} can give is ${c.min_p === 0 ? '0 (Monte Carlo)' : fmt(c.min_p)}.`;
+      `The smallest p ${c.n_pairs} pair${c.n_pairs === 1 ? '' : 's'} can give is ${c.min_p === 0 ? '0 (Monte Carlo)' : num(c.min_p)}.`;
     $('card-rule').dataset.minP = String(c.min_p);
     const plist = $('card-problem-list');
-    plist.replaceChildren(...problems.slice(0, 12).map((t) => Object.assign(document.createElement('li'), { textContent: t })));
-    if (problems.length > 12) plist.append(Object.assign(document.createElement('li'), { textContent: `… and ${problems.length - 12} more` }));
+    plist.replaceChildren(...problems.slice(0, 12).map((t) => el('li', { textContent: t })));
+    if (problems.length > 12) plist.append(el('li', { textContent: `… and ${problems.length - 12} more` }));
     $('card-problems').hidden = !unverified;
     const dl = $('card-facts');
     dl.replaceChildren();
-    fact(dl, 'p_value', 'p', c.p_value, `${fmt(c.p_value)} (${c.p_method})`);
-    fact(dl, 'alpha', 'α', c.alpha, String(c.alpha));
-    fact(dl, 'delta_mean', 'Δ mean test MSE (idea − baseline)', c.delta_mean, fmt(c.delta_mean, 6));
-    if (c.delta_ci95) fact(dl, 'delta_ci95', '95% CI of Δ', c.delta_ci95, `${fmt(c.delta_ci95[0], 6)} … ${fmt(c.delta_ci95[1], 6)}`);
+    fact(dl, 'p_value', 'p', c.p_value, `${num(c.p_value)} (${c.p_method})`);
+    fact(dl, 'alpha', 'α', c.alpha, num(c.alpha));
+    fact(dl, 'delta_mean', 'Δ mean test MSE (idea − baseline)', c.delta_mean, delta(c.delta_mean));
+    if (c.delta_ci95) fact(dl, 'delta_ci95', '95% CI of Δ', c.delta_ci95, `${delta(c.delta_ci95[0])} … ${delta(c.delta_ci95[1])}`);
     fact(dl, 'idea_wins', 'idea wins', c.idea_wins, `${c.idea_wins}/${c.n_pairs}`);
     fact(dl, 'n_pairs', 'pairs tested', c.n_pairs, String(c.n_pairs));
-    fact(dl, 'baseline_mean', 'baseline test MSE', c.baseline_mean, fmt(c.baseline_mean, 6));
-    fact(dl, 'idea_mean', 'idea test MSE', c.idea_mean, fmt(c.idea_mean, 6));
-    if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, fmt(c.wilcoxon_p));
-    if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, fmt(c.effect_size_dz, 2));
-    fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${c.best_lr_baseline} / ${c.best_lr_idea}`);
+    fact(dl, 'baseline_mean', 'baseline test MSE', c.baseline_mean, num(c.baseline_mean));
+    fact(dl, 'idea_mean', 'idea test MSE', c.idea_mean, num(c.idea_mean));
+    if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, num(c.wilcoxon_p));
+    if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, num(c.effect_size_dz));
+    fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${num(c.best_lr_baseline)} / ${num(c.best_lr_idea)}`);
     if (c.memory_saved_fraction !== null) {
       fact(dl, 'memory_saved_fraction', 'memory saved', c.memory_saved_fraction,
-        `${(100 * c.memory_saved_fraction).toFixed(1)}% (${fmt(c.mean_stored_states, 1)} of ${c.dense_states} states stored per minibatch: ` +
+        `${percent(c.memory_saved_fraction)} (${num(c.mean_stored_states)} of ${c.dense_states} states stored per minibatch: ` +
         `${bytes(c.mean_stored_bytes)} of ${bytes(c.dense_bytes)})`);
     }
-    if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, fmtTime(c.wall_time_s));
+    if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, duration(c.wall_time_s));
     if (c.backend !== null) fact(dl, 'backend', 'backend', c.backend, `${c.backend} — ${c.adapter}`);
     // A resumed or mixed-backend bench says so (Resume, Continue on CPU).
     if (c.reused_runs > 0) fact(dl, 'reused_runs', 'resumed', c.reused_runs, `${c.reused_runs} run(s) reused from a stopped bench`);
@@ -175,51 +155,59 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
     const mech = $('card-mechanism');
     mech.replaceChildren();
-    const head = document.createElement('div');
+    const head = el('div');
     head.dataset.key = 'mechanism_confirmed';
     head.dataset.value = JSON.stringify(c.mechanism_confirmed);
     const failed = c.conditions.filter((x) => !x.holds).map((x) => `(${x.letter})`);
     head.textContent = `Mechanism: ${c.mechanism_confirmed ? 'confirmed' : 'not confirmed'}` +
       (failed.length ? ` — failed ${failed.join(', ')}` : '') +
-      ` · final probe: mean defect ${fmt(c.observed_mean_defect)}, mean checkpoints ${fmt(c.observed_mean_checkpoints, 1)}`;
+      ` · final probe: mean defect ${num(c.observed_mean_defect)}, mean checkpoints ${num(c.observed_mean_checkpoints)}`;
     mech.append(head);
     if (c.conditions.length) {
-      const ul = document.createElement('ul');
-      for (const cond of c.conditions) {
-        const li = document.createElement('li');
-        li.className = cond.holds ? 'ok' : 'fail';
-        // What the condition claims, then what was measured.
-        const what = document.createElement('span');
-        what.className = 'cond-what';
-        what.textContent = `(${cond.letter}) ${cond.describe}: `;
-        li.append(what, cond.detail);
-        ul.append(li);
-      }
-      mech.append(ul);
+      // What each condition claims, then what was measured.
+      mech.append(el('ul', {}, ...c.conditions.map((cond) => el('li', { className: cond.holds ? 'ok' : 'fail' },
+        el('span', { className: 'cond-what', textContent: `(${cond.letter}) ${cond.describe}: ` }), cond.detail))));
     }
-    const warn = $('card-warnings');
-    warn.replaceChildren();
-    for (const w of c.warnings) {
-      const li = document.createElement('li');
-      li.textContent = w;
-      warn.append(li);
-    }
+    $('card-warnings').replaceChildren(...c.warnings.map((w) => el('li', { textContent: w })));
     $('card').hidden = false;
   }
 
   // ------------------------------------------------------------ charts
   // What each chart drew (label boxes, hover points), by chart name; tests read it too.
   const drawnBy = {};
-  const CHARTS = { per_seed: 'chart-per-seed', sweep: 'chart-sweep', mechanism: 'chart-mechanism', null: 'chart-null' };
+  // The report charts ({name, canvas_id, title, tall}), from the charts wasm's registry.
+  let registry = [];
+  const canvasOf = (name) => $(name === 'live' ? 'live' : registry.find((c) => c.name === name).canvas_id);
   const liveJson = () => JSON.stringify([...live.series.values()]);
+
+  /** A report chart's figure: the canvas, its tooltip, the values list and export buttons. */
+  function figure({ name, canvas_id: id, title, tall }) {
+    const canvas = el('canvas', { id, className: tall ? 'chart tall' : 'chart' });
+    canvas.setAttribute('role', 'img');
+    canvas.setAttribute('aria-label', title);
+    canvas.setAttribute('aria-describedby', `${name}-alt`);
+    const tip = el('div', { className: 'tip', hidden: true });
+    tip.setAttribute('role', 'tooltip');
+    const exportButton = (kind) => {
+      const b = el('button', { type: 'button', className: 'ghost small', textContent: kind.toUpperCase() });
+      Object.assign(b.dataset, { chart: name, export: kind });
+      b.setAttribute('aria-label', `Download ${title} as ${kind.toUpperCase()}`);
+      return b;
+    };
+    return el('figure', {}, canvas, tip, el('figcaption', { className: 'fig-tools' },
+      el('details', { id: `${name}-alt` },
+        el('summary', {}, 'Values ', el('span', { id: `${name}-count` })),
+        el('ul', { className: 'chart-data', id: `${name}-data` })),
+      el('span', { className: 'export' }, exportButton('png'), exportButton('svg'))));
+  }
 
   /** The text alternative of a chart: every value it can read out, as a list. */
   function describe(name) {
     const list = $(`${name}-data`);
     if (!list) return;
     const points = drawnBy[name]?.points ?? [];
-    list.replaceChildren(...points.slice(0, 400).map((p) => Object.assign(document.createElement('li'), { textContent: p.text })));
-    if (points.length > 400) list.append(Object.assign(document.createElement('li'), { textContent: `… and ${points.length - 400} more` }));
+    list.replaceChildren(...points.slice(0, 400).map((p) => el('li', { textContent: p.text })));
+    if (points.length > 400) list.append(el('li', { textContent: `… and ${points.length - 400} more` }));
     const count = $(`${name}-count`);
     if (count) count.textContent = `(${points.length} values)`;
   }
@@ -227,7 +215,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   function drawCharts() {
     if (!view) return;
     const dpr = devicePixelRatio || 1;
-    for (const [name, id] of Object.entries(CHARTS)) {
+    for (const { name, canvas_id: id } of registry) {
       const canvas = sizeCanvas($(id));
       try {
         drawnBy[name] = JSON.parse(view.draw(name, canvas, dpr));
@@ -265,17 +253,9 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     });
   }
 
-  function save(blob, filename) {
-    const a = Object.assign(document.createElement('a'), { href: URL.createObjectURL(blob), download: filename });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
-  }
-
   /** PNG (the canvas as drawn) or SVG (drawn again by the same Rust code) of one chart. */
   async function exportChart(name, kind) {
-    const canvas = $(name === 'live' ? 'live' : CHARTS[name]);
+    const canvas = canvasOf(name);
     if (kind === 'png') {
       canvas.toBlob((b) => b && save(b, `rdbench-${name}.png`), 'image/png');
       return;
@@ -300,6 +280,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   /** Show a report (text as the engine wrote it or as loaded); false if it cannot be read. */
   async function showReport(text, source) {
     const m = await charts;
+    await ready;
     let next;
     try {
       next = new m.View(text);
@@ -328,7 +309,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
   async function loadFile(file) {
     if (!file) return;
-    if (file.size > 64 * 1024 * 1024) return loadError(`${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MB: too large for a report.`);
+    if (file.size > 64 * 1024 * 1024) return loadError(`${file.name} is ${bytes(file.size)}: too large for a report.`);
     let text;
     try {
       text = await file.text();
@@ -340,13 +321,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
   /** The report's text byte for byte, as the engine wrote it or as it was loaded. */
   function download() {
-    if (!reportText) return;
-    const blob = new Blob([reportText], { type: 'application/json' });
-    const a = Object.assign(document.createElement('a'), { href: URL.createObjectURL(blob), download: 'bench_report.json' });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    if (reportText) save(new Blob([reportText], { type: 'application/json' }), 'bench_report.json');
   }
 
   function bind() {
@@ -370,21 +345,38 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
       document.body.classList.remove('dragging');
       loadFile(e.dataTransfer?.files?.[0]);
     });
-    for (const [name, id] of [...Object.entries(CHARTS), ['live', 'live']]) bindHover(name, $(id));
-    for (const b of document.querySelectorAll('button[data-export]')) {
-      b.addEventListener('click', () => exportChart(b.dataset.chart, b.dataset.export));
-    }
-    // Redraw whenever a chart's box changes size (window resize, a scrollbar appearing, the
-    // layout switching to one column): a canvas drawn for another width would be stretched.
-    let resizeTimer;
-    const redraw = () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 120); };
-    const observer = new ResizeObserver(redraw);
-    for (const c of document.querySelectorAll('canvas.chart')) observer.observe(c);
     drawLive();
   }
 
+  // Redraw whenever a chart's box changes size (window resize, a scrollbar appearing, the
+  // layout switching to one column): a canvas drawn for another width would be stretched.
+  let resizeTimer;
+  const resized = new ResizeObserver(() => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { drawCharts(); drawLive(); }, 120);
+  });
+
+  /** Hover, export and redraw on resize for the chart `name` (its figure is on the page). */
+  function bindChart(name) {
+    const canvas = canvasOf(name);
+    bindHover(name, canvas);
+    for (const b of canvas.closest('figure').querySelectorAll('button[data-export]')) {
+      b.addEventListener('click', () => exportChart(name, b.dataset.export));
+    }
+    resized.observe(canvas);
+  }
+
   bind();
+  bindChart('live');
+  // The report charts' figures come from the registry in the charts wasm.
+  const ready = charts.then((m) => {
+    registry = JSON.parse(m.chart_registry());
+    $('charts').replaceChildren(...registry.map(figure));
+    for (const c of registry) bindChart(c.name);
+  }).catch(() => {}); // a charts wasm that does not load is reported by app.js
   return {
+    /** Resolves once the report charts' figures are on the page. */
+    ready,
     resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
     drawn: drawnBy,

@@ -6,25 +6,8 @@
 // study again with the same configuration resumes from them. Nothing from a report is
 // inserted as HTML: the table is built from text nodes.
 import { createEngine } from './engine-client.js';
-
-const el = (tag, props = {}, ...children) => {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-};
-
-const fmt = (v, digits = 4) => {
-  if (v === null || v === undefined) return 'n/a';
-  if (v !== 0 && Math.abs(v) < 1e-3) return v.toExponential(2);
-  return v.toFixed(digits);
-};
-const pct = (v) => (v === null || v === undefined ? 'n/a' : `${(100 * v).toFixed(1)}%`);
-
-function duration(s) {
-  if (!Number.isFinite(s)) return '–';
-  const m = Math.floor(s / 60);
-  return m ? `${m} min ${Math.round(s % 60)} s` : `${Math.round(s)} s`;
-}
+import { el, save } from './dom.js';
+import { duration, num, percent } from './format.js';
 
 /**
  * charts: the charts wasm module promise; getStart(): {config, backend} of the controls or
@@ -182,13 +165,16 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
   function renderTable(study) {
     const head = ['model', 'policy', 'mean defect', 'checkpoints', 'cos chosen k', 'cos k_max',
       'memory saved (counted)', 'memory saved (measured)', 'test MSE baseline', 'test MSE idea', 'p', 'verdict'];
-    const rows = study.table.map((r) => [r.model, r.policy, fmt(r.mean_defect), fmt(r.mean_checkpoints, 2),
-      fmt(r.mean_grad_cos_chosen), fmt(r.mean_grad_cos_kmax), pct(r.memory_saved_counted),
-      r.memory_saved_measured === null ? 'not measured in the browser' : pct(r.memory_saved_measured),
-      fmt(r.baseline_test_mse, 6), fmt(r.idea_test_mse, 6), fmt(r.p_value), r.verdict]);
+    const rows = study.table.map((r) => [r.model, r.policy, num(r.mean_defect), num(r.mean_checkpoints),
+      num(r.mean_grad_cos_chosen), num(r.mean_grad_cos_kmax), percent(r.memory_saved_counted),
+      r.memory_saved_measured === null ? 'not measured in the browser' : percent(r.memory_saved_measured),
+      num(r.baseline_test_mse), num(r.idea_test_mse), num(r.p_value), r.verdict]);
+    // A number never breaks at its exponent's minus ("7.692e-" / "8"); the table scrolls instead.
+    const numeric = new Set([2, 3, 4, 5, 6, 8, 9, 10]);
     table.replaceChildren(
       el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h })))),
-      el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v) => el('td', { textContent: String(v) }))))));
+      el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v, i) =>
+        el('td', { textContent: String(v), style: numeric.has(i) ? 'white-space: nowrap' : '' }))))));
     for (const c of table.querySelectorAll('th, td')) {
       c.style.padding = '0.2rem 0.6rem';
       c.style.borderBottom = '1px solid #e3e3ea';
@@ -214,13 +200,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     status.textContent = 'Cancelling\u2026';
   });
   download.addEventListener('click', () => {
-    if (!state.studyJson) return;
-    const url = URL.createObjectURL(new Blob([state.studyJson + '\n'], { type: 'application/json' }));
-    const a = el('a', { href: url, download: 'study_report.json' });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    if (state.studyJson) save(new Blob([state.studyJson + '\n'], { type: 'application/json' }), 'study_report.json');
   });
   setInterval(refresh, 500);
   refresh();

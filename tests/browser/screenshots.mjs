@@ -1,36 +1,28 @@
 // The page's screenshots for docs/page/ (README and docs/PAGE.md show them): the verdict
 // card, the compare view and each chart, at 1280x900 (desktop) and 390x844 (phone), from
-// the seed report and charts/tests/fixtures/quick_report.json. Needs www/pkg built.
-// node tests/browser/screenshots.mjs
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { createAppServer } from '../../scripts/serve.mjs';
+// the seed report and crates/page/tests/fixtures/quick_report.json. Needs www/pkg built.
+// node tests/browser/screenshots.mjs   (served and driven by the tests' harness)
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, close, launch, openPage } from './harness.mjs';
+import { QUICK, QUICK_TEXT, loadReport } from './helpers.mjs';
 
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const OUT = join(ROOT, 'docs/page');
 mkdirSync(OUT, { recursive: true });
-const QUICK = readFileSync(join(ROOT, 'charts/tests/fixtures/quick_report.json'));
-const other = JSON.parse(QUICK);
+const other = structuredClone(QUICK);
 other.config.epochs = 5;
 other.config.hidden_size = 24;
 
-const server = createAppServer();
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const BASE = `http://127.0.0.1:${server.address().port}/`;
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--hide-scrollbars'] });
+const browser = await launch();
 
-async function load(page, name, buffer) {
-  await page.setInputFiles('#load-file', { name, mimeType: 'application/json', buffer });
-  await page.waitForFunction((n) => document.getElementById('source').textContent.includes(n), name);
+async function load(page, name, text) {
+  await loadReport(page, name, text);
+  // Charts redraw after a size change with a short debounce.
   await page.waitForTimeout(400);
 }
 
 for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
-  const page = await browser.newPage({ viewport: { width, height } });
-  await page.goto(BASE);
-  await page.waitForFunction(() => window.rdbench?.timings?.interactive);
+  const page = await openPage(browser, '', { width, height });
   // The start of the page, once the engine has measured its speed for the estimate.
   await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
   await page.screenshot({ path: join(OUT, `${tag}-start.png`) });
@@ -43,13 +35,14 @@ for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]
     await page.click('#confirm-cancel');
     await page.fill('#epochs', '15');
   }
-  await load(page, 'quick_report.json', QUICK);
+  await load(page, 'quick_report.json', QUICK_TEXT);
   await page.locator('#card').screenshot({ path: join(OUT, `${tag}-card.png`) });
-  for (const id of ['chart-per-seed', 'chart-sweep', 'chart-mechanism', 'chart-null']) {
+  // One picture per report chart (their figures come from the charts registry).
+  for (const id of await page.$$eval('#charts canvas', (cs) => cs.map((c) => c.id))) {
     await page.locator(`#${id}`).screenshot({ path: join(OUT, `${tag}-${id.slice(6)}.png`) });
   }
   await page.click('#keep-report');
-  await load(page, 'quick-5-epochs.json', Buffer.from(JSON.stringify(other)));
+  await load(page, 'quick-5-epochs.json', JSON.stringify(other));
   await page.click('#keep-report');
   await page.waitForFunction(() => document.querySelectorAll('#history-list li.h-entry').length === 2);
   for (const box of await page.locator('#history-list input[type=checkbox]').all()) await box.check();
@@ -58,6 +51,5 @@ for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]
   await page.locator('.history').screenshot({ path: join(OUT, `${tag}-compare.png`) });
   await page.close();
 }
-await browser.close();
-server.close();
+await close();
 console.log(`screenshots in ${OUT}`);

@@ -1,5 +1,6 @@
 //! The verdict card: every number the page shows next to the charts, taken from the report.
 
+use crate::format::{delta, num};
 use rdbench_core::config::BenchConfig;
 use rdbench_core::report::Report;
 use rdbench_core::stats::Verdict;
@@ -68,7 +69,8 @@ pub struct CardCondition {
     pub detail: String,
 }
 
-/// What the card shows. Numbers are raw report values; the page formats them.
+/// What the card shows. Numbers are raw report values; the page formats them with the rules of
+/// `format` (through the charts wasm), as the prose here does.
 #[derive(Debug, Serialize, PartialEq)]
 pub struct Card {
     /// The verdict (serialised as the report spells it).
@@ -145,19 +147,6 @@ pub struct Card {
     pub explanation: String,
 }
 
-/// `v` with four significant digits (the card's prose; the page formats the facts itself).
-fn num(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.abs() >= 1e-3 {
-        let decimals = (3 - v.abs().log10().floor() as i32).max(0) as usize;
-        let s = format!("{v:.decimals$}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        format!("{v:.2e}")
-    }
-}
-
 /// The outcome of `r` and the sentence that explains it.
 fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome, String) {
     let c = &r.comparison;
@@ -175,8 +164,8 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
         return (outcome, "No seed has both runs finished, so nothing could be compared.".into());
     }
     let seeds = |k: usize| if k == n { format!("all {n} seeds") } else { format!("{k} of {n} seeds") };
-    let p = c.p_value.map_or("n/a".into(), num);
-    let delta = c.delta_mean.map_or("n/a".into(), |d| format!("{}{}", if d > 0.0 { "+" } else { "" }, num(d)));
+    let p = num(c.p_value);
+    let delta = delta(c.delta_mean);
     let mut text = match outcome {
         Outcome::SignificantWin => {
             format!(

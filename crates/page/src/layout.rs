@@ -3,7 +3,8 @@
 //! the header (title and legend, drawn above the data so a legend never covers a point),
 //! axis labels placed without collisions, and hover points (exact values under the pointer).
 
-use crate::style::{INK, MUTED, Scale, tick};
+use crate::format::tick;
+use crate::style::{INK, MUTED, Scale};
 use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::Ranged;

@@ -5,6 +5,7 @@
 //! uses plotters-canvas (`web` module), the tests render SVG.
 
 pub mod card;
+pub mod format;
 pub mod layout;
 pub mod live;
 pub mod mechanism;
@@ -22,10 +23,36 @@ use layout::Hover;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
 use rdbench_core::report::{Report, validate_json};
+use serde::Serialize;
 use style::Scale;
 
-/// The report charts, by the name the page and the tests use.
-pub const CHARTS: [&str; 4] = ["per_seed", "sweep", "mechanism", "null"];
+/// A report chart of the page: the name it is drawn by, and what its figure says about it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ChartInfo {
+    /// The name the page and the tests draw it by ("per_seed").
+    pub name: &'static str,
+    /// The id of its canvas on the page.
+    pub canvas_id: &'static str,
+    /// What the chart is, in words: the canvas's accessible name, and what its export
+    /// buttons download.
+    pub title: &'static str,
+    /// Two stacked panels: the figure is drawn taller.
+    pub tall: bool,
+}
+
+/// The report charts, in the order the page shows them; the page builds their figures from
+/// this list (`chart_registry` in `web`).
+pub const CHARTS: [ChartInfo; 4] = [
+    ChartInfo { name: "per_seed", canvas_id: "chart-per-seed", title: "Per-seed comparison chart", tall: false },
+    ChartInfo { name: "sweep", canvas_id: "chart-sweep", title: "Learning-rate sweep chart", tall: false },
+    ChartInfo {
+        name: "mechanism",
+        canvas_id: "chart-mechanism",
+        title: "Mechanism chart: defect and checkpoints per probe",
+        tall: true,
+    },
+    ChartInfo { name: "null", canvas_id: "chart-null", title: "Permutation null distribution chart", tall: false },
+];
 
 /// Draw the report chart `name` of `r` on `area`; returns its hover points.
 pub fn draw_chart<DB: DrawingBackend>(
@@ -39,7 +66,10 @@ pub fn draw_chart<DB: DrawingBackend>(
         "sweep" => sweep::draw(area, r, s),
         "mechanism" => mechanism::draw(area, r, s),
         "null" => null::draw(area, r, s),
-        other => Err(format!("no chart named {other:?} (charts: {})", CHARTS.join(", "))),
+        other => {
+            let names: Vec<&str> = CHARTS.iter().map(|c| c.name).collect();
+            Err(format!("no chart named {other:?} (charts: {})", names.join(", ")))
+        }
     }
 }
 
@@ -59,7 +89,8 @@ pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
 /// inconsistent numbers are returned as problems next to the report.
 pub fn load(text: &str) -> Result<Loaded, String> {
     if text.len() > MAX_REPORT_BYTES {
-        return Err(format!("the file is {} MB; a report is at most {} MB", text.len() >> 20, MAX_REPORT_BYTES >> 20));
+        let size = |b: usize| format::bytes(b as f64);
+        return Err(format!("the file is {}; a report is at most {}", size(text.len()), size(MAX_REPORT_BYTES)));
     }
     match validate_json(text) {
         Ok(report) => Ok(Loaded { report, problems: Vec::new() }),

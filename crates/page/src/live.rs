@@ -1,8 +1,9 @@
 //! The live loss chart: minibatch loss of every run in flight, kept for the whole bench so
 //! the two arms' losses stand side by side (colour = arm; sweep runs faint, full runs solid).
 
+use crate::format::{exact, integer};
 use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, IDEA, MUTED, Scale, exact, integer, range, series};
+use crate::style::{BASELINE, Frame, IDEA, Scale, axes, range, series};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Deserialize;
@@ -77,27 +78,18 @@ pub fn draw<DB: DrawingBackend>(
     let rest = header(area, caption, &items, s)?;
     let xmax = runs.iter().flat_map(|r| r.points.iter().map(|p| p.0)).fold(1.0, f64::max);
     let (ylo, yhi) = range(runs.iter().flat_map(|r| r.points.iter().map(|p| p.1)), true);
-    let mut chart = ChartBuilder::on(&rest)
-        .margin_left(s.px(6.0))
-        .margin_right(s.px(16.0))
-        .margin_bottom(s.px(4.0))
-        .x_label_area_size(s.px(36.0))
-        .y_label_area_size(s.px(62.0))
+    let mut chart = Frame { right: 16.0, bottom: 4.0, x_labels: 36.0, ..Frame::default() }
+        .on(&rest, s)
         .build_cartesian_2d(0f64..xmax, (ylo..yhi).log_scale())
         .map_err(&e)?;
     let (w, h) = chart.plotting_area().dim_in_pixel();
-    chart
-        .configure_mesh()
+    axes(&mut chart, s)
         .disable_y_mesh()
         .x_desc("training step of the run")
         .y_desc("minibatch loss")
         .x_labels(fit(w, 60.0, s))
         .x_label_formatter(&integer)
         .y_label_formatter(&|_| String::new())
-        .label_style(s.font(11.5))
-        .axis_desc_style(s.font(12.0))
-        .light_line_style(MUTED.mix(0.15))
-        .bold_line_style(MUTED.mix(0.3))
         .draw()
         .map_err(&e)?;
     place_labels(area, &chart, Axis::Y, &log_candidates(ylo, yhi, &[]), 0.0, fit(h, 22.0, s), s)?;

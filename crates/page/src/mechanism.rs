@@ -1,8 +1,9 @@
 //! Chart 3: the mechanism. Top panel: one-step reversal defect at every probe for each
 //! idea full-run seed, with the tau line. Bottom panel: the checkpoint count it led to.
 
+use crate::format::{exact, integer, num};
 use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
-use crate::style::{INK, MUTED, Scale, exact, integer, range, series, tick};
+use crate::style::{Frame, INK, Scale, axes, range, series};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench_core::report::Report;
@@ -16,8 +17,8 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             "No probe traces in this report (seed-era format).".to_string(),
             format!(
                 "Final probe: mean defect {}, mean checkpoints {}.",
-                r.mechanism_signature.observed_mean_defect.map_or("n/a".into(), tick),
-                r.mechanism_signature.observed_mean_checkpoints.map_or("n/a".into(), tick)
+                num(r.mechanism_signature.observed_mean_defect),
+                num(r.mechanism_signature.observed_mean_checkpoints)
             ),
             format!("Mechanism {}.", if r.mechanism_signature.confirmed { "confirmed" } else { "not confirmed" }),
         ];
@@ -36,7 +37,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .enumerate()
         .map(|(i, t)| Item::new(Key::Line(series(i).to_rgba(), 2.0, false), format!("seed {}", t.seed)))
         .collect();
-    items.push(Item::new(Key::Line(INK.to_rgba(), 1.5, true), format!("τ = {}", tick(m.tau))));
+    items.push(Item::new(Key::Line(INK.to_rgba(), 1.5, true), format!("τ = {}", num(m.tau))));
     let rest = header(area, &format!("Mechanism ({verdict}): defect and checkpoints per probe"), &items, s)?;
 
     let (_, h) = rest.dim_in_pixel();
@@ -47,24 +48,16 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let x_labels = fit(w, 34.0, s).min(probes + 1);
 
     let (ylo, yhi) = range(m.traces.iter().flat_map(|t| t.defect.iter().flatten().copied()).chain([m.tau]), true);
-    let mut c1 = ChartBuilder::on(&top)
-        .margin_left(s.px(6.0))
-        .margin_right(s.px(14.0))
-        .margin_top(s.px(4.0))
-        .x_label_area_size(s.px(20.0))
-        .y_label_area_size(s.px(62.0))
+    let mut c1 = Frame { top: 4.0, bottom: 0.0, x_labels: 20.0, ..Frame::default() }
+        .on(&top, s)
         .build_cartesian_2d(x_range.clone(), (ylo..yhi).log_scale())
         .map_err(&e)?;
-    c1.configure_mesh()
+    axes(&mut c1, s)
         .disable_y_mesh()
         .y_desc("one-step defect")
         .x_labels(x_labels)
         .x_label_formatter(&integer)
         .y_label_formatter(&|_| String::new())
-        .label_style(s.font(11.5))
-        .axis_desc_style(s.font(12.0))
-        .light_line_style(MUTED.mix(0.15))
-        .bold_line_style(MUTED.mix(0.3))
         .draw()
         .map_err(&e)?;
     let (_, top_h) = c1.plotting_area().dim_in_pixel();
@@ -90,27 +83,18 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     .map_err(&e)?;
 
     let max_ck = m.traces.iter().flat_map(|t| t.checkpoints.iter().copied()).max().unwrap_or(1) as f64;
-    let mut c2 = ChartBuilder::on(&bottom)
-        .margin_left(s.px(6.0))
-        .margin_right(s.px(14.0))
-        .margin_top(s.px(8.0))
-        .margin_bottom(s.px(4.0))
-        .x_label_area_size(s.px(36.0))
-        .y_label_area_size(s.px(62.0))
+    let mut c2 = Frame { top: 8.0, bottom: 4.0, x_labels: 36.0, ..Frame::default() }
+        .on(&bottom, s)
         .build_cartesian_2d(x_range, 0f64..(max_ck * 1.08).max(2.0))
         .map_err(&e)?;
     let (_, bot_h) = c2.plotting_area().dim_in_pixel();
-    c2.configure_mesh()
+    axes(&mut c2, s)
         .x_desc("probe (before epoch e; the last is after training)")
         .y_desc("checkpoints kept")
         .x_labels(x_labels)
         .y_labels(fit(bot_h, 24.0, s))
         .x_label_formatter(&integer)
         .y_label_formatter(&integer)
-        .label_style(s.font(11.5))
-        .axis_desc_style(s.font(12.0))
-        .light_line_style(MUTED.mix(0.15))
-        .bold_line_style(MUTED.mix(0.3))
         .draw()
         .map_err(&e)?;
     let n = m.traces.len().max(1) as f64;

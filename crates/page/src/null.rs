@@ -1,8 +1,9 @@
 //! Chart 4: the sign-flip null distribution of the mean paired difference, with the
 //! observed value (and its mirror) marked; the bins as extreme as it are shaded.
 
+use crate::format::{delta, exact, linear_ticks, num};
 use crate::layout::{Hover, Item, Key, err, fit, header, hover};
-use crate::style::{INK, LOSS, MUTED, Scale, exact, linear_ticks, mesh, tick};
+use crate::style::{Frame, INK, LOSS, MUTED, Scale, axes};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench_core::report::Report;
@@ -61,9 +62,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     }
     let total = null.len() as f64;
     let ymax = counts.iter().copied().max().unwrap_or(1) as f64 / total * 1.12;
-    let p = r.comparison.p_value.map_or("n/a".into(), |p| format!("{p:.4}"));
+    let p = num(r.comparison.p_value);
     let items = [
-        Item::new(Key::Line(INK.to_rgba(), 2.0, false), format!("observed {}", tick(obs))),
+        Item::new(Key::Line(INK.to_rgba(), 2.0, false), format!("observed {}", delta(obs))),
         Item::new(Key::Line(INK.to_rgba(), 1.0, true), "mirror (two-sided)"),
         Item::new(Key::Swatch(LOSS.mix(0.55)), format!("as extreme (p = {p})")),
     ];
@@ -73,22 +74,18 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         null.len()
     );
     let rest = header(area, &title, &items, s)?;
-    let mut chart = ChartBuilder::on(&rest)
-        .margin_left(s.px(6.0))
-        .margin_right(s.px(18.0))
-        .margin_bottom(s.px(6.0))
-        .x_label_area_size(s.px(40.0))
-        .y_label_area_size(s.px(52.0))
+    let mut chart = Frame { right: 18.0, y_labels: 52.0, ..Frame::default() }
+        .on(&rest, s)
         .build_cartesian_2d(-span..span, 0f64..ymax)
         .map_err(&e)?;
     let (w, h) = chart.plotting_area().dim_in_pixel();
-    mesh(&mut chart.configure_mesh(), s)
+    axes(&mut chart, s)
         .x_desc("mean(idea − baseline) under random sign flips")
         .y_desc("share")
         .x_labels(fit(w, 70.0, s))
         .y_labels(fit(h, 28.0, s))
         .x_label_formatter(&linear_ticks(-span, span))
-        .y_label_formatter(&|y| format!("{y:.2}"))
+        .y_label_formatter(&linear_ticks(0.0, ymax))
         .draw()
         .map_err(&e)?;
     let threshold = obs.abs() * (1.0 - 1e-12);
@@ -121,10 +118,10 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             hover(
                 &chart,
                 (x0 + width / 2.0, share),
-                format!("{} to {}: share {share:.4}", exact(x0), exact(x0 + width)),
+                format!("{} to {}: share {}", exact(x0), exact(x0 + width), num(share)),
             )
         })
         .collect();
-    points.push(hover(&chart, (obs, ymax * 0.95), format!("observed mean diff {}, p = {p}", exact(obs))));
+    points.push(hover(&chart, (obs, ymax * 0.95), format!("observed mean diff {}, p = {p}", delta(obs))));
     Ok(points)
 }

@@ -1,8 +1,9 @@
 //! Chart 1: per-seed paired comparison (a slope chart). Each seed is a line from its
 //! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher.
 
+use crate::format::{delta, exact, linear_ticks, num};
 use crate::layout::{Hover, Item, Key, TextBox, err, header, hover};
-use crate::style::{BASELINE, IDEA, INK, LOSS, MUTED, Scale, WIN, exact, linear_ticks, range, tick};
+use crate::style::{BASELINE, Frame, IDEA, INK, LOSS, MUTED, Scale, WIN, axes, range};
 use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::Ranged;
@@ -30,10 +31,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             items.push(Item::new(Key::Line(color.to_rgba(), 1.6, false), format!("{label} ({n})")));
         }
     }
-    let fmt_mean = |m: Option<f64>| m.map_or("n/a".into(), tick);
     items.push(Item::new(
         Key::Line(INK.to_rgba(), 3.0, false),
-        format!("mean: baseline {}, idea {}", fmt_mean(means[0]), fmt_mean(means[1])),
+        format!("mean: baseline {}, idea {}", num(means[0]), num(means[1])),
     ));
     let missing = base.len() - pairs.len();
     if missing > 0 {
@@ -42,17 +42,12 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let title = format!("Per-seed test MSE, paired: idea wins {wins}/{}", pairs.len());
     let rest = header(area, &title, &items, s)?;
 
-    let mut chart = ChartBuilder::on(&rest)
-        .margin_left(s.px(6.0))
-        .margin_right(s.px(14.0))
-        .margin_bottom(s.px(6.0))
-        .x_label_area_size(s.px(22.0))
-        .y_label_area_size(s.px(62.0))
+    let mut chart = Frame { x_labels: 22.0, ..Frame::default() }
+        .on(&rest, s)
         .build_cartesian_2d(-0.6f64..1.6f64, lo..hi)
         .map_err(&e)?;
     let (_, plot_h) = chart.plotting_area().dim_in_pixel();
-    chart
-        .configure_mesh()
+    axes(&mut chart, s)
         .disable_x_mesh()
         .x_labels(12)
         .x_label_formatter(&|x| {
@@ -67,10 +62,6 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .y_labels(crate::layout::fit(plot_h, 28.0, s))
         .y_label_formatter(&linear_ticks(lo, hi))
         .y_desc("test MSE (lower is better)")
-        .label_style(s.font(11.5))
-        .axis_desc_style(s.font(12.0))
-        .light_line_style(MUTED.mix(0.15))
-        .bold_line_style(MUTED.mix(0.3))
         .draw()
         .map_err(&e)?;
 
@@ -104,7 +95,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let mut points = Vec::new();
     for &(i, b, x) in &pairs {
         points.push(hover(&chart, (0.0, b), format!("seed {i}: baseline {}", exact(b))));
-        points.push(hover(&chart, (1.0, x), format!("seed {i}: idea {} (idea − baseline {:+.3e})", exact(x), x - b)));
+        points.push(hover(&chart, (1.0, x), format!("seed {i}: idea {} (idea − baseline {})", exact(x), delta(x - b))));
     }
     for (x, m, arm) in [(0.0, means[0], "baseline"), (1.0, means[1], "idea")] {
         if let Some(m) = m {

@@ -1,6 +1,12 @@
-//! Colours, fonts and sizes shared by the charts (scaled by the device pixel ratio).
+//! Colours, fonts, sizes (scaled by the device pixel ratio) and the frame and axes every chart
+//! shares. Number formats are in `format`.
 
-use plotters::style::{FontDesc, FontFamily, FontStyle, RGBColor};
+use plotters::chart::{ChartBuilder, ChartContext, MeshStyle};
+use plotters::coord::Shift;
+use plotters::coord::cartesian::Cartesian2d;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::prelude::{DrawingArea, DrawingBackend};
+use plotters::style::{Color, FontDesc, FontFamily, FontStyle, RGBColor};
 
 /// Baseline arm.
 pub const BASELINE: RGBColor = RGBColor(76, 114, 176);
@@ -72,107 +78,67 @@ pub fn range(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
-/// Short tick labels: up to four significant digits, exponent form below 1e-4.
-pub fn tick(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return if v == 0.0 { "0".into() } else { format!("{v}") };
-    }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..3).contains(&mag) {
-        // "1e-5", "2.5e-7": no trailing ".0".
-        return format!("{v:.1e}").replace(".0e", "e");
-    }
-    let decimals = (3 - mag).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+/// Where a chart's plot sits in its area, in CSS pixels: the margins (the left one is always
+/// 6 px; 0 leaves one unset) and the label areas below (x) and left of (y) the plot.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    /// Right margin.
+    pub right: f64,
+    /// Top margin.
+    pub top: f64,
+    /// Bottom margin.
+    pub bottom: f64,
+    /// Height of the x label area.
+    pub x_labels: f64,
+    /// Width of the y label area.
+    pub y_labels: f64,
 }
 
-/// A value for a read-out: six significant digits (exponent form below 1e-4).
-pub fn exact(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
+impl Default for Frame {
+    /// What most charts use; each chart changes only what it needs.
+    fn default() -> Self {
+        Frame { right: 14.0, top: 0.0, bottom: 6.0, x_labels: 40.0, y_labels: 62.0 }
     }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&mag) {
-        return format!("{v:.5e}");
-    }
-    let decimals = (5 - mag).max(0) as usize;
-    format!("{v:.decimals$}")
 }
 
-/// Tick labels for a linear axis spanning `lo..hi`: as many decimals as the span needs,
-/// so ticks on a narrow axis stay distinct.
-pub fn linear_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
-    let step = ((hi - lo).abs() / 5.0).max(f64::MIN_POSITIVE);
-    let decimals = (1 - step.log10().floor() as i32).clamp(0, 12) as usize;
-    move |v: &f64| {
-        let scale = v.abs().max((hi - lo).abs());
-        if scale >= 1e-4 || *v == 0.0 {
-            let s = format!("{v:.decimals$}");
-            if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
-        } else {
-            format!("{v:.1e}")
+impl Frame {
+    /// A chart builder on `area` with this frame at scale `s`.
+    pub fn on<'a, 'b, DB: DrawingBackend>(
+        self,
+        area: &'a DrawingArea<DB, Shift>,
+        s: Scale,
+    ) -> ChartBuilder<'a, 'b, DB> {
+        let mut b = ChartBuilder::on(area);
+        b.margin_left(s.px(6.0))
+            .margin_right(s.px(self.right))
+            .x_label_area_size(s.px(self.x_labels))
+            .y_label_area_size(s.px(self.y_labels));
+        // Scale::px never gives 0, so an unset margin is left at plotters' 0.
+        if self.top > 0.0 {
+            b.margin_top(s.px(self.top));
         }
+        if self.bottom > 0.0 {
+            b.margin_bottom(s.px(self.bottom));
+        }
+        b
     }
 }
 
-/// Tick labels for a log axis over `lo..hi`: 1-2-5 ticks on wide ranges, every tick on
-/// narrow ones (where 1-2-5 ticks may not occur at all).
-pub fn log_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
-    let narrow = hi / lo < 8.0;
-    move |v: &f64| if narrow { tick(*v) } else { log_tick(*v) }
-}
-
-/// Labels for a log axis: only at 1, 2 and 5 times a power of ten, so they never crowd.
-pub fn log_tick(v: f64) -> String {
-    if v <= 0.0 || !v.is_finite() {
-        return String::new();
-    }
-    let m = v / 10f64.powf(v.log10().floor());
-    if [1.0, 2.0, 5.0, 10.0].iter().any(|t| (m - t).abs() < 1e-6 * t) { tick(v) } else { String::new() }
-}
-
-/// The axis styling every chart shares.
-pub fn mesh<'a, 'b, X, Y, DB>(
-    m: &'b mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+/// The axes of `chart` in the style every chart shares (label fonts, faint grid); the caller
+/// adds its labels and descriptions and draws.
+pub fn axes<'a, 'b, X, Y, DB>(
+    chart: &'b mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     s: Scale,
-) -> &'b mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+) -> MeshStyle<'a, 'b, X, Y, DB>
 where
-    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
-    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
-    DB: plotters::backend::DrawingBackend,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    DB: DrawingBackend,
 {
-    use plotters::style::Color;
-    m.label_style(s.font(11.5))
+    let mut mesh = chart.configure_mesh();
+    mesh.label_style(s.font(11.5))
         .axis_desc_style(s.font(12.0))
         .light_line_style(MUTED.mix(0.15))
-        .bold_line_style(MUTED.mix(0.3))
-}
-
-/// Integer labels only (fractional tick positions stay blank).
-pub fn integer(v: &f64) -> String {
-    if (v - v.round()).abs() < 1e-6 { format!("{}", v.round() as i64) } else { String::new() }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_are_short() {
-        assert_eq!(tick(0.007), "0.007");
-        assert_eq!(tick(0.0025), "0.0025");
-        assert_eq!(tick(0.02), "0.02");
-        assert_eq!(tick(1.5), "1.5");
-        assert_eq!(tick(12.0), "12");
-        assert_eq!(tick(0.00001234), "1.2e-5");
-        assert_eq!(tick(0.00001), "1e-5");
-        assert_eq!(tick(-0.001), "-0.001");
-        assert_eq!(log_tick(0.002), "0.002");
-        assert_eq!(log_tick(0.003), "");
-        assert_eq!(log_tick(0.1), "0.1");
-        let f = linear_ticks(0.2362, 0.2362004);
-        assert_ne!(f(&0.2362001), f(&0.2362002));
-        assert_eq!(linear_ticks(0.0, 0.007)(&0.0025), "0.0025");
-    }
+        .bold_line_style(MUTED.mix(0.3));
+    mesh
 }

@@ -2,8 +2,9 @@
 //! arm's best lr ringed, and every sweep seed's own MSE with its min–max bar (from the
 //! report's runs, when it has them).
 
+use crate::format::{exact, tick};
 use crate::layout::{Axis, Hover, Item, Key, err, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, IDEA, MUTED, Scale, exact, range, tick};
+use crate::style::{BASELINE, Frame, IDEA, MUTED, Scale, axes, range};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench_core::records::{Arm, Phase};
@@ -48,23 +49,17 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         items.push(Item::new(Key::Line(MUTED.mix(0.9), 1.0, false), "each sweep seed, min–max bar"));
     }
     let rest = header(area, "lr sweep: mean validation MSE", &items, s)?;
-    let mut chart = ChartBuilder::on(&rest)
-        .margin_left(s.px(6.0))
-        .margin_right(s.px(16.0))
-        .margin_bottom(s.px(6.0))
-        .x_label_area_size(s.px(40.0))
-        .y_label_area_size(s.px(62.0))
+    let mut chart = Frame { right: 16.0, ..Frame::default() }
+        .on(&rest, s)
         .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
         .map_err(&e)?;
     // Both axes are labelled by place_labels: every grid lr, then 1-2-5 values, none touching.
-    chart
-        .configure_mesh()
+    axes(&mut chart, s)
         .disable_mesh()
         .x_label_formatter(&|_| String::new())
         .y_label_formatter(&|_| String::new())
         .x_desc("learning rate")
         .y_desc("validation MSE")
-        .axis_desc_style(s.font(12.0))
         .draw()
         .map_err(&e)?;
     place_labels(area, &chart, Axis::X, &log_candidates(xlo, xhi, &lrs), ylo, 10, s)?;

@@ -1,10 +1,12 @@
 //! wasm-bindgen API for the page thread: load a report, get its card, draw its charts on
 //! canvases (plotters-canvas) or as SVG text (export), and draw the live loss chart. Every
-//! draw returns what it drew: the label boxes (tests check them) and the hover points.
+//! draw returns what it drew: the label boxes (tests check them) and the hover points. Also
+//! the chart registry the page builds its figures from, and the number formats
+//! (`crate::format`) the page's own text uses (`www/format.js`).
 
 use crate::layout::{Drawn, Hover, Recorder};
 use crate::style::Scale;
-use crate::{card, draw_chart, live, load};
+use crate::{CHARTS, card, draw_chart, format, live, load};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -124,4 +126,42 @@ pub fn parse_config(texts_json: &str) -> Result<String, JsError> {
     let texts: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(texts_json).map_err(|e| JsError::new(&format!("control texts: {e}")))?;
     Ok(rdbench_core::config::parse_page_texts(&texts).to_string())
+}
+
+/// The report charts the page shows, in order (`CHARTS`): `[{name, canvas_id, title, tall}]` JSON.
+#[wasm_bindgen]
+pub fn chart_registry() -> String {
+    serde_json::to_string(&CHARTS).expect("the registry serialises")
+}
+
+// The number formats of `crate::format`; null, undefined and NaN read "n/a".
+
+/// A value: 4 significant digits.
+#[wasm_bindgen]
+pub fn fmt_num(v: Option<f64>) -> String {
+    format::num(v)
+}
+
+/// A difference, signed.
+#[wasm_bindgen]
+pub fn fmt_delta(v: Option<f64>) -> String {
+    format::delta(v)
+}
+
+/// A share as a percentage.
+#[wasm_bindgen]
+pub fn fmt_percent(share: Option<f64>) -> String {
+    format::percent(share)
+}
+
+/// A size in bytes.
+#[wasm_bindgen]
+pub fn fmt_bytes(b: Option<f64>) -> String {
+    format::bytes(b)
+}
+
+/// A duration in seconds.
+#[wasm_bindgen]
+pub fn fmt_duration(seconds: Option<f64>) -> String {
+    format::duration(seconds)
 }

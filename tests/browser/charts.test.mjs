@@ -1,0 +1,116 @@
+// The report charts: labels neither overlap nor clip at two widths, hover, values list and
+// export.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
+import { loadReport, QUICK, QUICK_TEXT, REFERENCE } from './helpers.mjs';
+
+test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide', async () => {
+  // A 64-seed report with nearly equal values (crowded seed labels) besides the real ones.
+  const many = structuredClone(QUICK);
+  many.n_seeds = 64;
+  many.baseline.full.per_seed = Array.from({ length: 64 }, (_, i) => 0.01 + 1e-6 * i);
+  many.idea.per_seed = Array.from({ length: 64 }, (_, i) => (i === 5 ? 0.0194 : 0.01 + 1.3e-6 * i));
+  many.comparison.per_seed_diffs = many.idea.per_seed.map((v, i) => v - many.baseline.full.per_seed[i]);
+  const reports = [['seed report', JSON.stringify(REFERENCE)], ['quick report', QUICK_TEXT], ['64 seeds', JSON.stringify(many)]];
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    const page = await openPage(browser());
+    await page.setViewportSize({ width, height });
+    for (const [name, text] of reports) {
+      await loadReport(page, `${name.replaceAll(' ', '-')}.json`, text);
+      await page.waitForFunction(() => Object.keys(window.rdbench.drawn).length >= 4);
+      await page.waitForTimeout(400); // a redraw after a size change is debounced
+      const bad = await page.evaluate(() => {
+        const out = [];
+        // What was recorded is what is on screen: drawn for the canvas's current size.
+        for (const [chart, id] of [['per_seed', 'chart-per-seed'], ['sweep', 'chart-sweep'], ['mechanism', 'chart-mechanism'], ['null', 'chart-null']]) {
+          const c = document.getElementById(id);
+          const want = Math.round(c.clientWidth * devicePixelRatio);
+          if (window.rdbench.drawn[chart].width !== want) out.push(`${chart}: drawn ${window.rdbench.drawn[chart].width} px wide, shown ${want}`);
+        }
+        for (const [chart, d] of Object.entries(window.rdbench.drawn)) {
+          if (chart === 'live') continue;
+          const L = d.labels;
+          if (!L.length) out.push(`${chart}: no labels recorded`);
+          L.forEach((a, i) => {
+            if (a.x0 < -1 || a.y0 < -1 || a.x1 > d.width + 1 || a.y1 > d.height + 1) out.push(`${chart}: "${a.text}" leaves the ${d.width}x${d.height} canvas (${a.x0},${a.y0})-(${a.x1},${a.y1})`);
+            for (const b of L.slice(i + 1)) {
+              if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) out.push(`${chart}: "${a.text}" overlaps "${b.text}"`);
+            }
+          });
+        }
+        return out;
+      });
+      assert(bad.length === 0, `${name} at ${width}px:\n${bad.join('\n')}`);
+      if (name === 'quick report') await page.locator('#charts').screenshot({ path: join(ARTIFACTS, `charts-${width}.png`) });
+    }
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
+  }
+});
+
+test('charts: hover reads exact values, values list as text alternative, PNG and SVG export', async () => {
+  const page = await openPage(browser());
+  await loadReport(page, 'quick_report.json', QUICK_TEXT);
+  const p = await page.evaluate(() => window.rdbench.drawn.per_seed.points.find((x) => x.text.startsWith('seed 0: idea')));
+  const canvas = page.locator('#chart-per-seed');
+  const dpr = await page.evaluate(() => devicePixelRatio);
+  await canvas.hover({ position: { x: p.x / dpr, y: p.y / dpr } });
+  const tip = page.locator('#chart-per-seed ~ .tip');
+  await tip.waitFor({ state: 'visible', timeout: 2000 });
+  const shown = await tip.textContent();
+  const value = Number(shown.match(/idea ([0-9.e+-]+)/)[1]);
+  assert(Math.abs(value - QUICK.idea.per_seed[0]) <= 1e-5 * QUICK.idea.per_seed[0], `hover shows ${shown}, report ${QUICK.idea.per_seed[0]}`);
+  assert(await page.getAttribute('#chart-per-seed', 'role') === 'img', 'chart role');
+  const items = await page.$$eval('#per_seed-data li', (l) => l.map((x) => x.textContent));
+  assert(items.length === 2 * 4 + 2 && items.some((t) => t.startsWith('seed 3: baseline')), `values list: ${items}`);
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('button[data-chart=sweep][data-export=png]')]);
+  const pngBytes = readFileSync(await png.path());
+  assert(pngBytes.subarray(1, 4).toString() === 'PNG', 'PNG export');
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('button[data-chart=sweep][data-export=svg]')]);
+  const svgText = readFileSync(await svg.path(), 'utf8');
+  assert(svgText.startsWith('<svg') && svgText.includes('lr sweep'), 'SVG export');
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
+});
+
+test('the report figures are built from the charts registry, as the page had them', async () => {
+  const page = await openPage(browser());
+  const registry = await page.evaluate(async () => {
+    const m = await import('/www/pkg/rdbench_page.js');
+    await m.default();
+    return JSON.parse(m.chart_registry());
+  });
+  // The figures' names and texts as index.html wrote them before they were built.
+  const before = [
+    ['per_seed', 'chart-per-seed', 'Per-seed comparison chart', false],
+    ['sweep', 'chart-sweep', 'Learning-rate sweep chart', false],
+    ['mechanism', 'chart-mechanism', 'Mechanism chart: defect and checkpoints per probe', true],
+    ['null', 'chart-null', 'Permutation null distribution chart', false],
+  ];
+  assert(JSON.stringify(registry.map((c) => [c.name, c.canvas_id, c.title, c.tall])) === JSON.stringify(before), `registry ${JSON.stringify(registry)}`);
+  const figures = await page.$$eval('#charts > figure', (fs) => fs.map((f) => {
+    const c = f.querySelector('canvas');
+    return {
+      canvas: [c.id, c.className, c.getAttribute('role'), c.getAttribute('aria-label'), c.getAttribute('aria-describedby')],
+      tip: f.querySelector('.tip[role=tooltip]')?.hidden,
+      values: [...f.querySelectorAll('figcaption details, figcaption summary span, figcaption ul.chart-data')].map((e) => e.id),
+      summary: f.querySelector('summary').textContent,
+      exports: [...f.querySelectorAll('button[data-export]')].map((b) => [b.dataset.chart, b.dataset.export, b.textContent, b.getAttribute('aria-label')]),
+    };
+  }));
+  assert(figures.length === before.length, `${figures.length} figures`);
+  figures.forEach((f, i) => {
+    const [name, id, title, tall] = before[i];
+    const want = {
+      canvas: [id, tall ? 'chart tall' : 'chart', 'img', title, `${name}-alt`],
+      tip: true,
+      values: [`${name}-alt`, `${name}-count`, `${name}-data`],
+      summary: 'Values ',
+      exports: ['png', 'svg'].map((k) => [name, k, k.toUpperCase(), `Download ${title} as ${k.toUpperCase()}`]),
+    };
+    assert(JSON.stringify(f) === JSON.stringify(want), `figure ${i}: ${JSON.stringify(f)}\nwant ${JSON.stringify(want)}`);
+  });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
+});

@@ -1,0 +1,35 @@
+// Cancel keeps the finished runs; Run again resumes from them.
+import { join } from 'node:path';
+import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
+import { runAndDownload, TINY, tinyConfig } from './helpers.mjs';
+
+test('cancel mid-run keeps the finished runs; the page stays usable and resumes', async () => {
+  const page = await openPage(browser());
+  await tinyConfig(page, { ...TINY, lrs: [0.003, 0.01], epochs: 2 });
+  await page.click('#run');
+  await page.waitForFunction(() => window.rdbench.state.finishedRuns.length >= 2, null, { timeout: 300_000 });
+  const t0 = Date.now();
+  await page.click('#cancel');
+  await page.waitForFunction(() => document.getElementById('p-phase').textContent === 'cancelled', null, { timeout: 60_000 });
+  const stopS = (Date.now() - t0) / 1000;
+  console.log(`    cancel took ${stopS.toFixed(2)} s`);
+  const kept = await page.evaluate(() => window.rdbench.state.finishedRuns.length);
+  assert(kept >= 2, `kept ${kept} runs`);
+  assert((await page.textContent('#run-note')).includes(`${kept} finished run(s) are kept`), 'note says what was kept');
+  assert(!(await page.isDisabled('#run')), 'Run is enabled again');
+  assert((await page.textContent('#run')).includes(`Resume bench (${kept} run`), 'Run does not say it resumes');
+  assert((await page.textContent('#p-eta')) === '–' && !(await page.textContent('#p-runs')).includes('in flight'), 'stale status after cancel');
+  await page.screenshot({ path: join(ARTIFACTS, 'cancelled.png') });
+  // Resume: the same configuration reuses the finished runs.
+  const keptRuns = await page.evaluate(() => window.rdbench.state.finishedRuns);
+  const { report } = await runAndDownload(page, 300_000);
+  const note = await page.textContent('#run-note');
+  assert(note.includes(`Reusing ${kept} finished runs`), `resumed: ${note}`);
+  assert(report.environment.reused_runs >= kept, `report reused_runs ${report.environment.reused_runs}`);
+  assert((await page.textContent('#card [data-key=reused_runs]')).includes(`${report.environment.reused_runs} run(s) reused`), 'card does not say the bench resumed');
+  for (const run of keptRuns) {
+    const same = report.runs.find((r) => r.arm === run.arm && r.phase === run.phase && r.lr === run.lr && r.seed === run.seed);
+    assert(same && same.metric === run.metric, `run ${run.arm} ${run.phase} lr ${run.lr} seed ${run.seed} was not reused`);
+  }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});

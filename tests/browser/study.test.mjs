@@ -1,0 +1,54 @@
+// Study mode: four benches, pooled conditions, chart, table and study_report.json.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
+import { same, TINY, tinyConfig } from './helpers.mjs';
+
+test('Study mode: four tiny benches, pooled conditions, chart, table, study_report.json', async () => {
+  const page = await openPage(browser());
+  await tinyConfig(page, TINY);
+  const t0 = Date.now();
+  await page.click('#study-run');
+  await page.waitForFunction(() => !document.getElementById('study-download').disabled, null, { timeout: 600_000 });
+  const wall = (Date.now() - t0) / 1000;
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#study-download')]);
+  const study = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  console.log(`    tiny study in the browser: ${wall.toFixed(1)} s`);
+  assert(same(study.models, ['rnn_small', 'rev_ode_small']), `models ${study.models}`);
+  assert(same(study.policies, ['one_step', 'chained']), `policies ${study.policies}`);
+  assert(study.table.length === 4 && study.reports.length === 4, 'four benches');
+  // Every embedded report is a bench report of its model and policy that the viewer loads.
+  const loads = await page.evaluate(async (reports) => {
+    const m = await import('/www/pkg/rdbench_page.js');
+    await m.default();
+    return reports.map((r) => { try { new m.View(JSON.stringify(r)); return [r.model, r.config.policy, 'ok']; } catch (e) { return [r.model, r.config.policy, String(e)]; } });
+  }, study.reports);
+  assert(same(loads.map((l) => l[2]), ['ok', 'ok', 'ok', 'ok']), `viewer: ${JSON.stringify(loads)}`);
+  assert(same(loads.map((l) => `${l[0]} ${l[1]}`), study.table.map((r) => `${r.model} ${r.policy}`)), 'bench order');
+  // Pooled over every idea full-run probe of the embedded reports, each condition judged.
+  const probes = study.reports.flatMap((r) => r.runs.filter((x) => x.arm === 'idea' && x.phase === 'full').flatMap((x) => x.probes));
+  assert(study.pooled.n_probes === probes.length && probes.length > 0, `pooled ${study.pooled.n_probes} of ${probes.length}`);
+  assert(same(Object.keys(study.pooled.conditions), ['a_both_regimes', 'b_spearman_positive', 'c_low_defect_cosine', 'd_high_defect_needs_dense']), 'conditions');
+  const low = probes.some((p) => p.defect_mean !== null && p.defect_mean <= study.tau);
+  const high = probes.some((p) => p.defect_mean === null || p.defect_mean > study.tau);
+  assert(study.pooled.conditions.a_both_regimes.holds === (low && high), 'condition (a) from the pooled probes');
+  assert(study.per_model.map((m) => m.scope).join() === 'rnn_small,rev_ode_small', 'per model');
+  // Measured memory is a native measurement: null in the browser, and the table says so.
+  assert(study.table.every((r) => r.memory_saved_measured === null), 'no measured memory in wasm');
+  const cells = await page.$$eval('#study-table tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+  assert(cells.length === 4 && cells[2][0] === 'rev_ode_small' && cells[2][7] === 'not measured in the browser', `table ${JSON.stringify(cells)}`);
+  // Its numbers are written as the card writes them (the page's one formatter).
+  const written = await page.evaluate((t) => import('/www/format.js')
+    .then((f) => t.map((r) => [f.num(r.baseline_test_mse), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
+  assert(same(cells.map((r) => [r[8], r[6], r[10]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
+  const ink = await page.$eval('#study-chart', (c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 16) if (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200) n++;
+    return n;
+  });
+  assert(ink > 200, `study chart not drawn (${ink})`);
+  assert((await page.textContent('#study-conditions')).includes('Pooled over every bench'), 'conditions listed');
+  await page.screenshot({ path: join(ARTIFACTS, 'study.png'), fullPage: true });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
