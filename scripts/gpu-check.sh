@@ -32,5 +32,5 @@ fi
   echo "== fused kernels, native tests (Vulkan)"
   timeout 300 "$CUBE_TESTS" --test-threads 1
   echo "== per-step table and the default protocol (Vulkan)"
-  timeout 420 "$RDBENCH_BIN" bench --backend vulkan --steps 5 --protocol
+  timeout 420 "$RDBENCH_BIN" perf --backend vulkan --steps 5 --protocol
 } 2>&1 | tee "$OUT/gpu-check.txt"

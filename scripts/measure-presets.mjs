@@ -8,7 +8,7 @@
 // Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels [cpu|webgpu|auto] [workers] [out-prefix]
 // `workers`: CPU Web Workers the bench is split over (default: the page's, one per hardware
 // thread up to 8). Needs the built app (npm run build) and Debian's chromium. Figures are in
-// the README.
+// docs/PERF.md.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -46,12 +46,17 @@ pub fn default_threads() -> usize {
 
 /// CPU backends this build can run, by name.
 pub fn cpu_backends() -> Vec<&'static str> {
-    vec!["flex", "ndarray"]
+    let mut names = vec!["flex"];
+    if cfg!(feature = "ndarray") {
+        names.push("ndarray");
+    }
+    names
 }
 
 /// A CPU backend: `flex` (the default: fastest here, see README) or `ndarray`.
 pub fn cpu(kind: &str) -> Result<Backend, String> {
     match kind {
+        #[cfg(feature = "ndarray")]
         #[allow(deprecated)] // burn deprecates ndarray in favour of flex; kept for comparison
         "ndarray" => Ok(Backend {
             threads: default_threads(),

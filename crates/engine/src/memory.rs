@@ -24,8 +24,7 @@ pub fn set_meter(meter: &'static dyn HeapMeter) {
 /// backend (host heap is where its tensors live) with a meter registered; None elsewhere
 /// (GPU backends, where host heap says nothing about the pass, or no meter).
 pub fn thread_peak_during<T>(device: &burn::tensor::Device, f: impl FnOnce() -> T) -> (T, Option<usize>) {
-    use burn::backend::DispatchDevice;
-    let cpu = matches!(device.as_dispatch(), DispatchDevice::Flex(_) | DispatchDevice::NdArray(_));
+    let cpu = !crate::model::kernels::cube_device(device);
     match METER.get() {
         Some(m) if cpu && !device.is_autodiff() => {
             let mark = m.start();

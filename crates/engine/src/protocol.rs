@@ -72,7 +72,9 @@ fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u
 /// Where a population trains and how its progress is counted: the protocol's scheduler.
 struct Scheduler<'a> {
     /// The config and thread count, for splitting a phase over threads (native only).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     cfg: &'a BenchConfig,
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     threads: usize,
     model: &'a dyn RecurrentModel,
     settings: TrainSettings,
@@ -161,6 +163,9 @@ impl Scheduler<'_> {
         (train, eval): (&DeviceData, &DeviceData),
         host: &mut dyn Host,
     ) -> Result<Vec<RunRecord>, EngineError> {
+        // wasm has no threads (the page splits a bench over Web Workers instead), and leaving
+        // the thread split out keeps it out of the worker's wasm.
+        #[cfg(not(target_arch = "wasm32"))]
         if self.threads > 1 && specs.len() > 1 {
             let (cfg, arm) = (self.cfg, specs[0].arm);
             return crate::train::parallel::train_split(

@@ -7,6 +7,7 @@ pub mod arm;
 pub mod batch;
 pub mod dense;
 pub mod enrich;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod parallel;
 mod population;
 
