@@ -13,7 +13,7 @@ use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Tally, TrainSettings, train_population};
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice};
+use rdbench_core::records::{Arm, RunRecord, RunSpec, Slice, full_runs, sweep_runs};
 use rdbench_core::report::sweep::{best_lr, sweep_means};
 use rdbench_core::report::{Environment, Report};
 use rdbench_core::track;
@@ -21,8 +21,7 @@ use web_time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use rdbench_core::report::build::STATS_SEED;
 
-/// First sweep seed (spec §4.2).
-pub const SWEEP_SEED0: u64 = 1000;
+pub use rdbench_core::records::SWEEP_SEED0;
 
 /// burn's version, as locked in Cargo.lock (checked by a test).
 pub const BURN_VERSION: &str = "0.22.1";
@@ -62,11 +61,6 @@ pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelS
         rank0: cfg.rank_r0,
         rank_max: cfg.rank_max,
     }
-}
-
-/// The runs of one population.
-fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u64> + Clone) -> Vec<RunSpec> {
-    lrs.iter().flat_map(|&lr| seeds.clone().map(move |seed| RunSpec { arm, phase, lr, seed })).collect()
 }
 
 /// Where a population trains and how its progress is counted: the protocol's scheduler.
@@ -303,10 +297,9 @@ pub async fn run_phases(
 
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut phase_time: IndexMap<String, f64> = IndexMap::new();
-    let sweep_seeds = SWEEP_SEED0..SWEEP_SEED0 + cfg.n_sweep_seeds as u64;
     let mut best = [0.0f64; 2];
     for (i, arm) in ARMS.into_iter().enumerate() {
-        let specs = population(arm, Phase::Sweep, &cfg.lrs, sweep_seeds.clone());
+        let specs = sweep_runs(arm, &cfg.lrs, cfg.n_sweep_seeds);
         let t0 = Instant::now();
         let recs =
             scheduler.train_or_reuse(&specs, &mut *rules[i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
@@ -315,7 +308,7 @@ pub async fn run_phases(
         runs.extend(recs);
     }
     for (i, arm) in ARMS.into_iter().enumerate() {
-        let specs = population(arm, Phase::Full, &[best[i]], 0..cfg.n_seeds as u64);
+        let specs = full_runs(arm, best[i], cfg.n_seeds);
         let t0 = Instant::now();
         let recs =
             scheduler.train_or_reuse(&specs, &mut *rules[i], full_data, host).await.map_err(|e| stop(e, &runs))?;
