@@ -192,6 +192,28 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The record of the idea's full run of `seed` that carries only `probes` (what the
+    /// mechanism judges; the other fields empty).
+    pub fn of_probes(seed: u64, probes: Vec<ProbeRecord>) -> RunRecord {
+        RunRecord {
+            arm: Arm::Idea,
+            phase: Phase::Full,
+            lr: 0.0,
+            seed,
+            metric: None,
+            diverged: false,
+            diverged_at: None,
+            loss_curve: Vec::new(),
+            wall_time_s: 0.0,
+            population: 1,
+            mean_stored_states: None,
+            probes,
+            backend: String::new(),
+            run_hash: String::new(),
+            rank_history: Vec::new(),
+        }
+    }
+
     /// Whether this record is the run `spec` would train on `backend` under `run_hash`.
     pub fn is_run(&self, spec: &RunSpec, backend: &str, run_hash: &str) -> bool {
         self.arm == spec.arm

@@ -9,7 +9,7 @@ use super::diff::{differences, json};
 use super::{Checker, join};
 use crate::config::BenchConfig;
 use crate::mechanism::judge;
-use crate::records::{Arm, Phase, ProbeRecord, RunRecord};
+use crate::records::RunRecord;
 use crate::report::build::{Pairs, STATS_SEED};
 use crate::report::sweep::best_lr;
 use crate::report::{Memory, Report, Statistics};
@@ -341,44 +341,11 @@ fn mechanism(r: &Report, c: &mut Checker) {
     }
     let mut runs = Vec::with_capacity(d.traces.len());
     for (i, t) in d.traces.iter().enumerate() {
-        let n = t.defect.len();
-        if [t.k.len(), t.checkpoints.len(), t.grad_cos_chosen.len(), t.grad_cos_kmax.len()].iter().any(|&l| l != n) {
+        let Some(probes) = t.probes() else {
             c.fail(&format!("mechanism.traces[{i}]"), "its lists must have one value per probe");
             return;
-        }
-        let probes = (0..n)
-            .map(|j| ProbeRecord {
-                epoch: j,
-                defect_mean: t.defect[j],
-                defect_max: None,
-                chained: Vec::new(),
-                k: t.k[j],
-                checkpoints: t.checkpoints[j],
-                stored_bytes: 0,
-                dense_bytes: 0,
-                grad_cos_chosen: t.grad_cos_chosen[j],
-                grad_cos_kmax: t.grad_cos_kmax[j],
-                peak_bytes_checkpointed: None,
-                peak_bytes_dense: None,
-            })
-            .collect();
-        runs.push(RunRecord {
-            arm: Arm::Idea,
-            phase: Phase::Full,
-            lr: r.idea.best_cfg.lr,
-            seed: t.seed,
-            metric: None,
-            diverged: false,
-            diverged_at: None,
-            loss_curve: Vec::new(),
-            wall_time_s: 0.0,
-            population: 1,
-            mean_stored_states: None,
-            probes,
-            backend: String::new(),
-            run_hash: String::new(),
-            rank_history: Vec::new(),
-        });
+        };
+        runs.push(RunRecord::of_probes(t.seed, probes));
     }
     let (sig, detail) = judge(&runs, d.tau, &d.policy);
     let mut out = Vec::new();
