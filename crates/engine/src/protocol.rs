@@ -13,7 +13,7 @@ use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Tally, TrainSettings, train_population};
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::records::{Arm, RunRecord, RunSpec, Slice, full_runs, sweep_runs};
+use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice, full_runs, sweep_runs};
 use rdbench_core::report::sweep::{best_lr, sweep_means};
 use rdbench_core::report::{Environment, Report};
 use rdbench_core::track;
@@ -224,16 +224,24 @@ fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epoch
     runs * n.div_ceil(batch_size) * epochs * rule.step_weight()
 }
 
+/// Work units of one run of `arm` in `phase` under a validated `cfg` (a resumed bench's
+/// estimate leaves out those of the runs it reuses).
+pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
+    let track = track::by_name(&cfg.track).expect("validated");
+    let n = match phase {
+        Phase::Sweep => track.n_train() - track.n_val(),
+        Phase::Full => track.n_train(),
+    };
+    work(&*rule_for(arm, cfg), 1, n, cfg.batch_size, cfg.epochs)
+}
+
 /// Work units of the whole bench under a validated `cfg` (the estimate before Run is
 /// `work_total x Calibration::ms_per_work_unit / workers`).
 pub fn work_total(cfg: &BenchConfig) -> usize {
-    let track = track::by_name(&cfg.track).expect("validated");
-    let (sweep_n, full_n) = (track.n_train() - track.n_val(), track.n_train());
     ARMS.iter()
         .map(|&arm| {
-            let rule = rule_for(arm, cfg);
-            let w = |runs, n| work(&*rule, runs, n, cfg.batch_size, cfg.epochs);
-            w(cfg.lrs.len() * cfg.n_sweep_seeds, sweep_n) + w(cfg.n_seeds, full_n)
+            cfg.lrs.len() * cfg.n_sweep_seeds * run_work(cfg, arm, Phase::Sweep)
+                + cfg.n_seeds * run_work(cfg, arm, Phase::Full)
         })
         .sum()
 }
