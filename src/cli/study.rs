@@ -19,6 +19,14 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         return Err(format!("{flag} is not a study flag: the study runs every model under every policy").into());
     }
     let base = run.config()?;
+    let cfgs = bench_configs(&base);
+    // Every bench's config is checked before the first trains (rev_ode_small has limits of
+    // its own: an even hidden size, r_max at most hidden_size / 2).
+    for cfg in &cfgs {
+        if let Some(e) = cfg.problems().first() {
+            return Err(format!("invalid value for {} (the {} benches): {}", e.flag(), cfg.model, e.message).into());
+        }
+    }
     let backend = run.backend()?;
     let out = AtomicFile::create(&run.out)?;
     let chart = AtomicFile::create(&args.chart)?;
@@ -29,7 +37,6 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
 
-    let cfgs = bench_configs(&base);
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
         let label = format!("bench {}/{} {} {}", i + 1, cfgs.len(), cfg.model, cfg.policy.as_str());
