@@ -198,7 +198,7 @@ fn an_interrupted_run_keeps_its_journal_and_the_same_command_resumes_into_the_sa
     let err = String::from_utf8_lossy(&stopped.stderr);
     assert_eq!(stopped.status.code(), Some(130), "{err}");
     let kept = lines(&journal);
-    assert!(kept >= 1 && kept < 8, "{kept} runs journaled");
+    assert!((1..8).contains(&kept), "{kept} runs journaled");
     assert!(err.contains(&format!("{kept} finished run")) && err.contains("r.json.runs.jsonl"), "{err}");
     assert!(err.contains("run the same command again to resume"), "{err}");
     // Without a terminal, progress is a line per phase and per finished run.

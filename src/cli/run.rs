@@ -35,12 +35,16 @@ fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) ->
     out
 }
 
-/// Before training: the estimate (the engine's calibration, as the page's) and the warning
-/// when the pairs can never reach α. Returns the estimated seconds.
-fn announce(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: bool, prefix: &str) -> Option<f64> {
+/// The warning before a bench whose pairs can never reach α (the page shows the same).
+pub(super) fn warn_unreachable_alpha(cfg: &BenchConfig) {
     if let Some(w) = rdbench_core::stats::permutation::unreachable_alpha_warning(cfg.n_seeds, cfg.alpha) {
-        eprintln!("{prefix}warning: {w}");
+        eprintln!("warning: {w}");
     }
+}
+
+/// Before training: the estimate (the engine's calibration, as the page's), less the work of
+/// the reused runs. Returns the estimated seconds.
+fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: bool, prefix: &str) -> Option<f64> {
     if quiet {
         return None;
     }
@@ -85,22 +89,12 @@ pub(super) fn bench(
     prefix: &str,
 ) -> Result<Report, Failure> {
     let reused = reusable(cfg, backend, prior);
-    if !prior.is_empty() {
-        let others = prior.len() - reused.len();
-        eprintln!(
-            "{prefix}resuming: {} finished run{} in {} {} reused{}",
-            reused.len(),
-            if reused.len() == 1 { "" } else { "s" },
-            journal.path().display(),
-            if reused.len() == 1 { "is" } else { "are" },
-            if others > 0 {
-                format!(" ({others} other records there are not runs of this bench on this backend)")
-            } else {
-                String::new()
-            }
-        );
+    if !reused.is_empty() {
+        let n = reused.len();
+        let (s, are) = if n == 1 { ("", "is") } else { ("s", "are") };
+        eprintln!("{prefix}resuming: {n} finished run{s} in {} {are} reused", journal.path().display());
     }
-    let estimate = announce(cfg, backend, &reused, args.quiet, prefix);
+    let estimate = estimate(cfg, backend, &reused, args.quiet, prefix);
     let total = 2 * (cfg.lrs.len() * cfg.n_sweep_seeds + cfg.n_seeds);
     let mut host = CliHost::new(args.quiet, prefix.to_string(), journal, estimate, (reused.len(), total));
     let reused: Vec<RunRecord> = reused.into_iter().cloned().collect();
@@ -129,6 +123,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let prior: Vec<RunRecord> = journal::read(&journal_path)?;
     let mut journal = Journal::open(&journal_path)?;
     super::signal::install()?;
+    if !prior.is_empty() && reusable(&cfg, &backend, &prior).is_empty() {
+        let (n, path) = (prior.len(), journal_path.display());
+        eprintln!("the journal {path} holds {n} runs of another config or backend: none is reused");
+    }
+    warn_unreachable_alpha(&cfg);
     let report = bench(&cfg, args, &backend, &mut journal, &prior, "")?;
     out.commit((report.to_json() + "\n").as_bytes()).map_err(|e| {
         format!("{e}; the finished runs are kept in {}: the same command resumes from them", journal_path.display())

@@ -5,7 +5,7 @@
 use super::Failure;
 use super::args::StudyArgs;
 use super::atomic::AtomicFile;
-use super::run::bench;
+use super::run::{bench, warn_unreachable_alpha};
 use crate::journal::{self, Journal};
 use crate::outln;
 use rdbench_core::records::RunRecord;
@@ -36,6 +36,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let mut runs_journal = Journal::open(&runs_path)?;
     let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
+    warn_unreachable_alpha(&base);
 
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
@@ -50,7 +51,13 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
                 r.clone()
             }
             None => {
-                let r = bench(cfg, run, &backend, &mut runs_journal, &prior_runs, &format!("{label} | "))?;
+                let prefix = format!("{label} | ");
+                let r = bench(cfg, run, &backend, &mut runs_journal, &prior_runs, &prefix).inspect_err(|_| {
+                    if i > 0 {
+                        let (n, path) = (if i == 1 { "bench is" } else { "benches are" }, benches_path.display());
+                        eprintln!("the {i} finished {n} kept in {path}");
+                    }
+                })?;
                 if let Err(e) = benches_journal.append(&r) {
                     eprintln!("warning: cannot append to the journal {}: {e}", benches_path.display());
                 }
