@@ -5,7 +5,7 @@
 //! best lrs from the sweep, the config against the report's own fields, the mechanism
 //! rejudged from its probe traces, and the memory fractions from their means.
 
-use super::diff::{differences, json};
+use super::diff::{differences, json, shown};
 use super::{Checker, join};
 use crate::config::BenchConfig;
 use crate::mechanism::judge;
@@ -305,8 +305,11 @@ fn statistics(r: &Report, st: &Statistics, c: &mut Checker) {
             c.fail(
                 "statistics.delta_mean_ci95",
                 format!(
-                    "{:?} but {} bootstrap resamples of the diffs from seed {} give {want:?}",
-                    st.delta_mean_ci95, st.bootstrap_resamples, st.bootstrap_seed
+                    "{} but {} bootstrap resamples of the diffs from seed {} give {}",
+                    shown(&st.delta_mean_ci95),
+                    st.bootstrap_resamples,
+                    st.bootstrap_seed,
+                    shown(&want)
                 ),
             );
         }
@@ -315,7 +318,7 @@ fn statistics(r: &Report, st: &Statistics, c: &mut Checker) {
     if st.effect_size_dz != want {
         c.fail(
             "statistics.effect_size_dz",
-            format!("{:?} but mean / sd (ddof 1) of the diffs is {want:?}", st.effect_size_dz),
+            format!("{} but mean / sd (ddof 1) of the diffs is {}", shown(&st.effect_size_dz), shown(&want)),
         );
     }
 }
@@ -360,7 +363,10 @@ fn mechanism(r: &Report, c: &mut Checker) {
 fn memory(r: &Report, m: &Memory, c: &mut Checker) {
     let want = m.mean_stored_states.map(|s| 1.0 - s / m.dense_states as f64);
     if m.saved_fraction != want {
-        c.fail("memory.saved_fraction", format!("{:?} but 1 - stored / dense states is {want:?}", m.saved_fraction));
+        c.fail(
+            "memory.saved_fraction",
+            format!("{} but 1 - stored / dense states is {}", shown(&m.saved_fraction), shown(&want)),
+        );
     }
     let want = m
         .measured_peak_bytes_checkpointed
@@ -370,7 +376,11 @@ fn memory(r: &Report, m: &Memory, c: &mut Checker) {
     if m.measured_saved_fraction != want {
         c.fail(
             "memory.measured_saved_fraction",
-            format!("{:?} but 1 - measured checkpointed / dense peak is {want:?}", m.measured_saved_fraction),
+            format!(
+                "{} but 1 - measured checkpointed / dense peak is {}",
+                shown(&m.measured_saved_fraction),
+                shown(&want)
+            ),
         );
     }
     let Some(cfg) = &r.config else { return };
@@ -389,7 +399,7 @@ fn memory(r: &Report, m: &Memory, c: &mut Checker) {
     if m.mean_stored_bytes != want {
         c.fail(
             "memory.mean_stored_bytes",
-            format!("{:?} but stored states x batch x hidden x 4 is {want:?}", m.mean_stored_bytes),
+            format!("{} but stored states x batch x hidden x 4 is {}", shown(&m.mean_stored_bytes), shown(&want)),
         );
     }
 }

@@ -7,6 +7,11 @@ pub(super) fn json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("a report block serialises")
 }
 
+/// A typed value as it reads in the file (`null`, `0.5`, `[0.1, 0.2]`), for a message.
+pub(super) fn shown<T: serde::Serialize>(v: &T) -> String {
+    show(&json(v))
+}
+
 /// A short rendering of a value for a message.
 pub(super) fn show(v: &Value) -> String {
     let s = v.to_string();

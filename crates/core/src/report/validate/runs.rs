@@ -3,6 +3,7 @@
 //! probes in the baseline, and in the idea arm each probe's k the policy's choice from the
 //! probe's own defects, with the checkpoints and bytes that k stores.
 
+use super::diff::shown;
 use super::{Checker, join};
 use crate::config::BenchConfig;
 use crate::policy::{chained_ks, choose_k};
@@ -114,7 +115,7 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
         if r.mean_stored_states != Some(want) {
             c.fail(
                 &join(path, "mean_stored_states"),
-                format!("{:?} but its probes' intervals store {want} states per minibatch", r.mean_stored_states),
+                format!("{} but its probes' intervals store {want} states per minibatch", shown(&r.mean_stored_states)),
             );
         }
     }
