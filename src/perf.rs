@@ -3,6 +3,7 @@
 //! request the default protocol's wall time per phase and one training run per arm.
 
 use crate::alloc_count::peak_during;
+use crate::outln;
 use clap::Args;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RunSpec};
@@ -23,12 +24,12 @@ pub struct PerfArgs {
     /// Compute backend (flex, ndarray, vulkan).
     #[arg(long, default_value = "flex")]
     backend: String,
-    /// Timed steps per measurement (after one warm-up step).
-    #[arg(long, default_value_t = 10)]
-    steps: usize,
-    /// Threads for `--protocol` (default: one per core).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Timed steps per measurement (after one warm-up step), 1 to 10000.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    steps: u16,
+    /// Threads for `--protocol` (default: one per core), 1 to 256 as for `run`.
+    #[arg(long, value_parser = crate::cli::args::threads_arg().get_value_parser().clone())]
+    threads: Option<u16>,
     /// Also run the default protocol (both arms, spec defaults) and time each phase.
     #[arg(long)]
     protocol: bool,
@@ -79,29 +80,29 @@ pub fn run(args: &PerfArgs) -> i32 {
         }
     };
     if let Some(t) = args.threads {
-        backend.threads = t.max(1);
+        backend.threads = t as usize;
     }
     let device = &backend.device;
     let track = track::Pendulum::default();
     let data = track.generate(0);
     let train = DeviceData::new(&data.train, device);
-    println!(
+    outln!(
         "backend {} ({}), T = {}, {} timed steps each, {} cores\n",
         backend.name,
         backend.adapter,
         track.seq_len(),
-        args.steps,
+        args.steps as usize,
         rdbench_engine::backend::default_threads()
     );
 
     #[cfg(feature = "wgpu")]
     if rdbench_engine::model::kernels::cube_on(device) {
-        gpu_table(device, args.steps);
+        gpu_table(device, args.steps as usize);
     } else {
-        cpu_tables(device, &train, args.steps);
+        cpu_tables(device, &train, args.steps as usize);
     }
     #[cfg(not(feature = "wgpu"))]
-    cpu_tables(device, &train, args.steps);
+    cpu_tables(device, &train, args.steps as usize);
     protocol_and_runs(args, &backend, &data, &train);
     0
 }
@@ -110,13 +111,13 @@ pub fn run(args: &PerfArgs) -> i32 {
 /// unfused (`fused_check`), at each population.
 #[cfg(feature = "wgpu")]
 fn gpu_table(device: &burn::tensor::Device, steps: usize) {
-    println!("per training step on the GPU (batch 32, hidden 32; idea: checkpointed k = 16, 20 reversal iterations)");
-    println!(
+    outln!("per training step on the GPU (batch 32, hidden 32; idea: checkpointed k = 16, 20 reversal iterations)");
+    outln!(
         "  pop   dispatches dense (fused/unfused)   idea (fused/unfused)   ms dense (fused/unfused)   ms idea (fused/unfused)   max |diff|"
     );
     for pop in POPULATIONS {
         match futures::executor::block_on(rdbench_engine::fused_check::fused_check(device, pop, steps)) {
-            Ok(c) => println!(
+            Ok(c) => outln!(
                 "  {pop:>3}   {:>6} / {:<6} ({:>5.1}x)          {:>6} / {:<6} ({:>5.1}x)   {:>8.2} / {:<8.2}          {:>8.2} / {:<8.2}         {:.2e}",
                 c.fused.dispatches_dense,
                 c.unfused.dispatches_dense,
@@ -130,14 +131,14 @@ fn gpu_table(device: &burn::tensor::Device, steps: usize) {
                 c.unfused.ms_idea,
                 c.max_abs_diff
             ),
-            Err(e) => println!("  {pop:>3}   failed: {e}"),
+            Err(e) => outln!("  {pop:>3}   failed: {e}"),
         }
     }
 }
 
 /// The CPU's step table (ms and GFLOP/s per arm and population) and peak heap bytes.
 fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
-    println!(
+    outln!(
         "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)"
     );
     let model = model::Gru::new(2, 32, 2);
@@ -155,7 +156,7 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
             let batch = train.all(pop, 32);
             cols.push(time_steps(steps, || step(&model, &params, &batch, pop)));
         }
-        println!(
+        outln!(
             "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}",
             cols[0].0,
             cols[1].0,
@@ -165,14 +166,14 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
         );
     }
 
-    println!("\npeak heap bytes of one gradient step (population 1, counting allocator)");
+    outln!("\npeak heap bytes of one gradient step (population 1, counting allocator)");
     for (h, b) in [(32usize, 32usize), (256, 64)] {
         let model = model::Gru::new(2, h, 2);
         let (params, _) = init_population(&model, &[0], device);
         let batch = train.all(1, b);
         let [autodiff, dense, k1, k16] = step_peaks(&model, &params, &batch, 16);
         let states = |n: usize| n * b * h * 4;
-        println!(
+        outln!(
             "  hidden {h:<3} batch {b:<3}: autodiff {autodiff:>10}  dense VJP {dense:>10}  checkpointed k=1 {k1:>10}  k=16 {k16:>10}  (state bytes: 81 -> {}, 6 -> {})",
             states(81),
             states(6)
@@ -191,13 +192,13 @@ fn protocol_and_runs(
     let model = model::Gru::new(2, 32, 2);
     if args.protocol {
         let cfg = BenchConfig::default();
-        println!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
+        outln!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
         // What `auto` and the page's estimate measure, checked against the real wall time.
         let cal =
             futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(&cfg, backend, backend.threads));
         let work = rdbench_engine::protocol::work_total(&cfg);
         if let Ok(c) = &cal {
-            println!(
+            outln!(
                 "  calibration {:.3} ms per work unit, {work} units on {} thread(s): estimate {:.1} s",
                 c.ms_per_work_unit,
                 c.workers,
@@ -211,24 +212,24 @@ fn protocol_and_runs(
                 let gflop = (flops() - f0) as f64 / 1e9;
                 if let Some(env) = &report.environment {
                     for (phase, s) in &env.phase_wall_time_s {
-                        println!("  {phase:<16} {s:>7.1} s");
+                        outln!("  {phase:<16} {s:>7.1} s");
                     }
                 }
-                println!("  {:<16} {wall:>7.1} s", "total");
-                println!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
-                println!(
+                outln!("  {:<16} {wall:>7.1} s", "total");
+                outln!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
+                outln!(
                     "  verdict {} (p = {:?}), mechanism confirmed: {}",
                     report.comparison.verdict.as_str(),
                     report.comparison.p_value,
                     report.mechanism_signature.confirmed
                 );
             }
-            Err(s) => println!("  failed: {}", s.reason),
+            Err(s) => outln!("  failed: {}", s.reason),
         }
     }
 
     if args.runs {
-        println!("\nwall time of one training run (15 epochs, 400 trajectories, population 1)");
+        outln!("\nwall time of one training run (15 epochs, 400 trajectories, population 1)");
         let eval = DeviceData::new(&data.test, device);
         for arm in [Arm::Baseline, Arm::Idea] {
             let cfg = BenchConfig { epochs: 15, batch_size: 32, lrs: vec![0.01], ..BenchConfig::default() };
@@ -241,8 +242,8 @@ fn protocol_and_runs(
                 &model, &spec, train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
             ));
             match rec {
-                Ok(r) => println!("  {arm:?}: {:.1} s, test MSE {:?}", t0.elapsed().as_secs_f64(), r[0].metric),
-                Err(e) => println!("  {arm:?}: failed: {e}"),
+                Ok(r) => outln!("  {arm:?}: {:.1} s, test MSE {:?}", t0.elapsed().as_secs_f64(), r[0].metric),
+                Err(e) => outln!("  {arm:?}: failed: {e}"),
             }
         }
     }

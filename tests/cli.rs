@@ -1,6 +1,9 @@
 //! The CLI rejects every invalid flag with a message naming it, and `validate` reports
 //! problems with their JSON paths.
 
+mod common;
+
+use common::unsplit_json;
 use std::process::Command;
 
 fn rdbench(args: &[&str]) -> (i32, String, String) {
@@ -71,4 +74,176 @@ fn validate_cli_accepts_the_reference_and_names_problems() {
     let (code, _, err) = rdbench(&["validate", "/nonexistent/report.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot read"));
+}
+
+#[test]
+fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "--out", "/dev/null", "--quiet"];
+        a.extend_from_slice(extra);
+        rdbench(&a)
+    };
+    // A negative value is the flag's value, named by the knob's own check.
+    let (code, _, err) = run(&["--tau", "-inf"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--tau") && err.contains("(got -inf)") && !err.contains("unexpected argument"), "{err}");
+    let (_, _, err) = run(&["--lrs", "1e-320"]);
+    assert!(err.contains("--lrs") && err.contains("float32's normal range") && err.contains("(got 1e-320)"), "{err}");
+    let (_, _, err) = run(&["--model", "rev_ode_small", "--hidden", "8", "--r-max", "64"]);
+    assert!(err.contains("--r-max") && err.contains("at most 4 (got 64)"), "{err}");
+    // A study checks the config of each of its benches before the first trains.
+    let (code, _, err) = rdbench(&["study", "--hidden", "8", "--out", "/dev/null", "--chart", "/dev/null"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--r-max (the rev_ode_small benches)") && !err.contains("estimated"), "{err}");
+    for (args, flag) in [
+        (&["run", "--threads", "0"][..], "--threads"),
+        (&["run", "--threads", "1000"], "--threads"),
+        (&["perf", "--threads", "0"], "--threads"),
+        (&["perf", "--threads", "1000"], "--threads"),
+        (&["perf", "--steps", "0"], "--steps"),
+    ] {
+        let (code, out, err) = rdbench(args);
+        assert_eq!(code, 2, "{args:?} accepted: {out}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
+
+/// Spawn `rdbench args`, failing the test if it runs longer than `limit_s`.
+fn rdbench_within(args: &[&str], limit_s: u64) -> (i32, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdbench"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        if t0.elapsed().as_secs() > limit_s {
+            child.kill().unwrap();
+            panic!("{args:?} still running after {limit_s} s: it trains before checking its output");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (code, err)
+}
+
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_any_training() {
+    let dir = tempdir("unwritable");
+    let missing = dir.join("no-such-dir/r.json");
+    let as_dir = dir.to_str().unwrap();
+    // A bench estimated at days: if it trained first, the limit would catch it.
+    let days = ["--seeds", "64", "--epochs", "1000", "--sweep-seeds", "16"];
+    for (cmd, out_flag, out) in [
+        ("run", "--out", missing.to_str().unwrap()),
+        ("run", "--out", as_dir),
+        ("study", "--out", missing.to_str().unwrap()),
+        ("study", "--chart", missing.to_str().unwrap()),
+    ] {
+        let mut args = vec![cmd, out_flag, out];
+        args.extend_from_slice(&days);
+        let (code, err) = rdbench_within(&args, 30);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(&format!("cannot write {out}")), "{args:?}: {err}");
+        assert!(!err.contains("estimated time"), "{args:?} measured its speed first: {err}");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing left behind");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rdbench-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Lines in a file (0 when it is not there).
+fn lines(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn an_interrupted_run_keeps_its_journal_and_the_same_command_resumes_into_the_same_report() {
+    let dir = tempdir("resume");
+    let out = dir.join("r.json");
+    let journal = dir.join("r.json.runs.jsonl");
+    let tiny = ["--seeds", "2", "--sweep-seeds", "1", "--lrs", "0.003,0.01", "--epochs", "2", "--threads", "1"];
+    let args = |out: &std::path::Path| {
+        let mut a = vec!["run".to_string(), "--out".into(), out.to_str().unwrap().into()];
+        a.extend(tiny.iter().map(|s| s.to_string()));
+        a
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdbench"))
+        .args(args(&out))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-C once the first population has finished and is journaled.
+    let t0 = std::time::Instant::now();
+    while lines(&journal) == 0 {
+        assert!(t0.elapsed().as_secs() < 300, "no run was journaled");
+        assert!(child.try_wait().unwrap().is_none(), "the bench ended before it could be interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let stopped = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{err}");
+    let kept = lines(&journal);
+    assert!((1..8).contains(&kept), "{kept} runs journaled");
+    assert!(err.contains(&format!("{kept} finished run")) && err.contains("r.json.runs.jsonl"), "{err}");
+    assert!(err.contains("run the same command again to resume"), "{err}");
+    // Without a terminal, progress is a line per phase and per finished run.
+    assert!(err.contains("baseline sweep: training") && err.contains("run 1/8 finished: baseline sweep"), "{err}");
+    assert!(!out.exists(), "no report from an interrupted bench");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the journal is left");
+
+    let (code, _, err) = rdbench(&args(&out).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("resuming: {kept} finished run")), "{err}");
+    assert!(!journal.exists(), "the journal is removed once the report is written");
+    let resumed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(resumed["environment"]["reused_runs"], kept);
+
+    let reference = dir.join("reference.json");
+    let (code, _, err) = rdbench(&args(&reference).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let read = |p: &std::path::Path| unsplit_json(serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap());
+    assert_eq!(read(&out), read(&reference), "the resumed report is the uninterrupted one");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn validate_caps_what_it_reads_and_knows_a_study_report() {
+    let (code, _, err) = rdbench(&["validate", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("larger than 67108864 bytes: not a report"), "{err}");
+    let study = format!("{}/docs/study/study_report.json", env!("CARGO_MANIFEST_DIR"));
+    let (code, out, err) = rdbench(&["validate", &study]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("valid study_report.json (4 bench reports)"), "{out}");
+}
+
+#[test]
+fn a_closed_stdout_ends_the_output_not_the_command() {
+    let reference = format!("{}/www/examples/seed_bench_report.json", env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdbench"))
+        .args(["validate", &reference])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // as `| head -0` would
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -3,6 +3,8 @@
 //! the same numbers again; a huge lr is reported as divergence; the reference report loads;
 //! a resumed bench reuses exactly the matching runs and gives the uninterrupted report.
 
+mod common;
+
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{RunRecord, Slice};
 use rdbench_core::report::{ProblemKind, Report, validate_json};
@@ -331,38 +333,15 @@ fn work_total_counts_every_run_step_with_its_weight() {
     assert_eq!(rdbench_engine::protocol::work_total(&cfg), per_arm + 6 * per_arm);
 }
 
-/// [`untimed`] without what a split over threads or workers changes: the slice sizes
-/// (`population`) and `environment.threads`.
+/// The report as JSON without its timing fields, the reused-run count and what a split over
+/// threads or workers changes.
 fn unsplit(r: &Report) -> Value {
-    let mut v = untimed(r);
-    v["environment"].as_object_mut().unwrap().remove("threads");
-    for run in v["runs"].as_array_mut().unwrap() {
-        run.as_object_mut().unwrap().remove("population");
-    }
-    v
+    common::unsplit_json(serde_json::from_str(&r.to_json()).unwrap())
 }
 
 /// The report as JSON without its timing fields and the reused-run count.
 fn untimed(r: &Report) -> Value {
-    let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();
-    let env = v["environment"].as_object_mut().unwrap();
-    for k in ["started_at", "wall_time_s", "phase_wall_time_s", "reused_runs"] {
-        assert!(env.remove(k).is_some(), "environment.{k}");
-    }
-    let memory = v["memory"].as_object_mut().unwrap();
-    for k in ["measured_peak_bytes_checkpointed", "measured_peak_bytes_dense", "measured_saved_fraction"] {
-        assert!(memory.remove(k).is_some(), "memory.{k}");
-    }
-    for run in v["runs"].as_array_mut().unwrap() {
-        run.as_object_mut().unwrap().remove("wall_time_s").unwrap();
-        // Measured peak bytes are measurements of a population's pass, like its wall time.
-        for p in run["probes"].as_array_mut().unwrap() {
-            let p = p.as_object_mut().unwrap();
-            p.remove("peak_bytes_checkpointed").unwrap();
-            p.remove("peak_bytes_dense").unwrap();
-        }
-    }
-    v
+    common::untimed_json(serde_json::from_str(&r.to_json()).unwrap())
 }
 
 #[test]

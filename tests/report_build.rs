@@ -150,6 +150,8 @@ fn best_lr_follows_the_sweep_with_diverged_as_infinity() {
     let bad = runs.iter_mut().find(|r| r.arm == Arm::Baseline && r.phase == Phase::Sweep && r.lr == 0.01).unwrap();
     bad.metric = None;
     bad.diverged = true;
+    // Each arm's full runs train at its own best lr.
+    runs.iter_mut().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).for_each(|r| r.lr = 0.01);
     let r = build(&cfg(1), runs, None);
     assert_eq!(r.baseline.best_cfg.lr, 0.003);
     assert_eq!(r.baseline.sweep[1].mean, None);

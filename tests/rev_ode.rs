@@ -75,6 +75,7 @@ fn the_rev_ode_report_does_not_depend_on_how_runs_are_split_over_threads() {
         lrs: vec![0.003, 0.01],
         epochs: 3,
         hidden_size: 8,
+        rank_max: 4, // at most hidden_size / 2
         enrich_window: 1,
         enrich_threshold: 0.9,
         ..BenchConfig::default()

@@ -20,7 +20,16 @@ use std::sync::OnceLock;
 static ALLOC: rdbench::alloc_count::Counting = rdbench::alloc_count::Counting;
 
 fn tiny() -> BenchConfig {
-    BenchConfig { n_seeds: 2, n_sweep_seeds: 1, lrs: vec![0.01], epochs: 2, hidden_size: 8, ..BenchConfig::default() }
+    // rev_ode_small's rank is at most hidden_size / 2.
+    BenchConfig {
+        n_seeds: 2,
+        n_sweep_seeds: 1,
+        lrs: vec![0.01],
+        epochs: 2,
+        hidden_size: 8,
+        rank_max: 4,
+        ..BenchConfig::default()
+    }
 }
 
 fn texts() -> &'static Vec<String> {

@@ -94,17 +94,9 @@ function showEstimate(c) {
     : '';
   // A run whose pair count can never reach alpha is worth a word before it starts.
   const warn = $('pairs-warning');
-  const minP = c && chartsModule ? chartsModule.min_reachable_p(c.n_seeds) : 0;
-  if (c && minP >= c.alpha) {
-    const need = chartsModule.pairs_needed(c.alpha);
-    warn.textContent = `With ${c.n_seeds} paired seed${c.n_seeds === 1 ? '' : 's'} the smallest p the sign-flip test can give is ` +
-      `${num(minP)}, not below α = ${num(c.alpha)}: this run cannot be significant either way` +
-      (need ? ` (it needs at least ${need} paired seeds).` : '.');
-    warn.hidden = false;
-  } else {
-    warn.textContent = '';
-    warn.hidden = true;
-  }
+  const warning = c && chartsModule ? chartsModule.alpha_warning(c.n_seeds, c.alpha) : undefined;
+  warn.textContent = warning ?? '';
+  warn.hidden = !warning;
   runLabel();
 }
 

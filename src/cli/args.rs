@@ -100,6 +100,14 @@ impl clap::Args for StudyArgs {
     }
 }
 
+/// Most threads a phase's runs are split over (`run`, `study` and `perf` alike).
+pub const MAX_THREADS: u16 = 256;
+
+/// `--threads N`, 1 to [`MAX_THREADS`].
+pub fn threads_arg() -> Arg {
+    Arg::new("threads").long("threads").value_parser(clap::value_parser!(u16).range(1..=MAX_THREADS as i64))
+}
+
 /// The knob flags plus backend, threads, out and quiet.
 fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
     {
@@ -109,7 +117,9 @@ fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static s
                     .long(k.flag.trim_start_matches("--"))
                     .value_name(k.key)
                     .help(knob_help(k))
-                    .default_value(k.default),
+                    .default_value(k.default)
+                    // `--tau -inf` is a value, which the knob's parser then names as out of range.
+                    .allow_hyphen_values(true),
             )
         });
         cmd.arg(
@@ -119,9 +129,7 @@ fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static s
                 .help("Compute backend: flex (CPU), ndarray (CPU) or vulkan (`wgpu` feature)."),
         )
         .arg(
-            Arg::new("threads")
-                .long("threads")
-                .value_parser(clap::value_parser!(u16).range(1..=256))
+            threads_arg()
                 .help("Threads to split each phase's runs over (default: one per core; the report is the same)."),
         )
         .arg(

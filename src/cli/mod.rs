@@ -1,7 +1,11 @@
 //! The native command line: `run` the bench, `study` it on every model and policy, `validate` a report, `perf` (time the engine).
 
-mod args;
+pub mod args;
+mod atomic;
+mod progress;
 mod run;
+mod signal;
+pub mod stdout;
 mod study;
 mod validate;
 
@@ -26,7 +30,8 @@ enum Command {
     /// `run`, less --model and --policy), writing study_report.json and its chart.
     #[command(allow_negative_numbers = true)]
     Study(Box<StudyArgs>),
-    /// Check a report file against the schema.
+    /// Check a bench or study report: its schema, and its numbers against what its own
+    /// config and runs rebuild.
     Validate {
         /// Report to check.
         file: PathBuf,
@@ -35,23 +40,37 @@ enum Command {
     Perf(crate::perf::PerfArgs),
 }
 
+/// How a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// An error, said on stderr (exit code 2).
+    Error(String),
+    /// Ctrl-C or SIGTERM: the finished work is kept (exit code 130).
+    Interrupted,
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Self {
+        Failure::Error(e)
+    }
+}
+
+fn exit_code(result: Result<(), Failure>) -> i32 {
+    match result {
+        Ok(()) => 0,
+        Err(Failure::Interrupted) => signal::EXIT_INTERRUPTED,
+        Err(Failure::Error(e)) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
 /// Run the CLI; returns the process exit code.
 pub fn main_with(cli: Cli) -> i32 {
     match cli.command {
-        Command::Run(args) => match run::run(&args) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: {e}");
-                2
-            }
-        },
-        Command::Study(args) => match study::study(&args) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: {e}");
-                2
-            }
-        },
+        Command::Run(args) => exit_code(run::run(&args)),
+        Command::Study(args) => exit_code(study::study(&args)),
         Command::Validate { file } => validate::validate(&file),
         Command::Perf(args) => crate::perf::run(&args),
     }

@@ -1,63 +1,175 @@
-//! `rdbench run`: the whole bench, with a progress bar, its summary and its report.
+//! `rdbench run`: the whole bench, with its estimate, progress, summary and report. Nothing
+//! is lost: the report's path is checked before training, every finished run is journaled
+//! beside it, Ctrl-C stops at the next step and the same command resumes from the journal,
+//! and the report is written whole or not at all.
 
+use super::Failure;
 use super::args::RunArgs;
-use indicatif::{ProgressBar, ProgressStyle};
+use super::atomic::AtomicFile;
+use super::progress::CliHost;
+use crate::journal::{self, Journal};
+use crate::outln;
 use rdbench_core::config::BenchConfig;
+use rdbench_core::records::{RunRecord, RunSpec, full_runs, sweep_runs};
 use rdbench_core::report::Report;
-use rdbench_engine::host::{Event, Host};
-use rdbench_engine::protocol::run_bench;
+use rdbench_engine::backend::Backend;
+use rdbench_engine::error::EngineError;
+use rdbench_engine::protocol::{ARMS, run_bench, run_work, work_total};
+use rdbench_page::format::{duration, num};
 
-struct BarHost {
-    bar: Option<ProgressBar>,
-    /// Message prefix (the study's bench in flight).
-    prefix: String,
-}
-
-impl Host for BarHost {
-    fn event(&mut self, event: &Event) {
-        let Some(bar) = &self.bar else { return };
-        if let Event::Progress(p) = event {
-            bar.set_position((p.fraction * 1000.0) as u64);
-            let finite: Vec<f64> = p.losses.iter().flatten().copied().collect();
-            let loss =
-                if finite.is_empty() { "-".into() } else { format!("{:.5}", rdbench_core::stats::mean(&finite)) };
-            bar.set_message(format!(
-                "{}{:?} {:?} | epoch {}/{} step {}/{} | runs {}/{} | loss {loss}",
-                self.prefix, p.phase, p.arm, p.epoch, p.epochs, p.step, p.steps, p.runs_done, p.runs_total
-            ));
+/// The runs of `prior` that a bench of `cfg` on `backend` reuses: the page's rule (same arm,
+/// phase, lr, seed, backend and run hash), for runs this config's protocol can train.
+fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) -> Vec<&'a RunRecord> {
+    let hash = cfg.run_hash();
+    let sweep: Vec<RunSpec> = ARMS.iter().flat_map(|&a| sweep_runs(a, &cfg.lrs, cfg.n_sweep_seeds)).collect();
+    let mut out: Vec<&RunRecord> = Vec::new();
+    for r in prior.iter().filter(|r| r.backend == backend.name && r.run_hash == hash) {
+        let spec = RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
+        // A full run's lr is the arm's best, known once its sweep is: any lr of the grid.
+        let possible =
+            sweep.contains(&spec) || (cfg.lrs.contains(&r.lr) && full_runs(r.arm, r.lr, cfg.n_seeds).contains(&spec));
+        if possible && !out.iter().any(|o| o.is_run(&spec, &r.backend, &r.run_hash)) {
+            out.push(r);
         }
     }
-    fn cancelled(&self) -> bool {
-        false
+    out
+}
+
+/// The warning before a bench whose pairs can never reach α (the page shows the same).
+pub(super) fn warn_unreachable_alpha(cfg: &BenchConfig) {
+    if let Some(w) = rdbench_core::stats::permutation::unreachable_alpha_warning(cfg.n_seeds, cfg.alpha) {
+        eprintln!("warning: {w}");
     }
 }
 
-/// One bench with a progress bar (unless quiet).
-pub fn bench_with_bar(cfg: &BenchConfig, args: &RunArgs, prefix: String) -> Result<Report, String> {
-    let backend = args.backend()?;
-    let bar = (!args.quiet).then(|| {
-        let b = ProgressBar::new(1000);
-        b.set_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% eta {eta} {msg}")
-                .expect("template")
-                .progress_chars("=> "),
+/// Before training: the estimate (the engine's calibration, as the page's), less the work of
+/// the reused runs. Returns the estimated seconds.
+fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: bool, prefix: &str) -> Option<f64> {
+    if quiet {
+        return None;
+    }
+    let workers = backend.threads.max(1);
+    let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(cfg, backend, workers));
+    let cal = match cal {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{prefix}no time estimate: {e}");
+            return None;
+        }
+    };
+    let total = work_total(cfg);
+    let done: usize = reused.iter().map(|r| run_work(cfg, r.arm, r.phase)).sum();
+    let units = total.saturating_sub(done);
+    let seconds = units as f64 * cal.ms_per_work_unit / workers as f64 / 1000.0;
+    let reuse = if done > 0 { format!(" (of {total}; the rest is reused)") } else { String::new() };
+    eprintln!(
+        "{prefix}estimated time ≈ {} on {}{}: {units} work units{reuse} × {} ms{}, speed measured just now",
+        duration(seconds),
+        backend.name,
+        if workers > 1 { format!(" ({workers} threads)") } else { String::new() },
+        num(cal.ms_per_work_unit),
+        if workers > 1 { format!(" ÷ {workers}") } else { String::new() },
+    );
+    if seconds > 3600.0 {
+        eprintln!(
+            "{prefix}that is long: Ctrl-C stops it and keeps every finished run; the same command resumes from them"
         );
-        b
-    });
-    let mut host = BarHost { bar, prefix };
-    let result = futures::executor::block_on(run_bench(cfg, &backend, &[], &mut host));
-    if let Some(b) = &host.bar {
-        b.finish_and_clear();
     }
-    result.map_err(|s| format!("{} ({} runs finished)", s.reason, s.runs.len()))
+    Some(seconds)
 }
 
-pub fn run(args: &RunArgs) -> Result<(), String> {
+/// One bench of `cfg`, journaled in `journal`, reusing what `prior` (the journal as it was)
+/// holds of it. Interrupted, it says where the runs are and how to resume.
+pub(super) fn bench(
+    cfg: &BenchConfig,
+    args: &RunArgs,
+    backend: &Backend,
+    journal: &mut Journal<RunRecord>,
+    prior: &[RunRecord],
+    prefix: &str,
+) -> Result<Report, Failure> {
+    let reused = reusable(cfg, backend, prior);
+    if !reused.is_empty() {
+        let n = reused.len();
+        let (s, are) = if n == 1 { ("", "is") } else { ("s", "are") };
+        eprintln!("{prefix}resuming: {n} finished run{s} in {} {are} reused", journal.path().display());
+    }
+    let estimate = estimate(cfg, backend, &reused, args.quiet, prefix);
+    let total = 2 * (cfg.lrs.len() * cfg.n_sweep_seeds + cfg.n_seeds);
+    let mut host = CliHost::new(args.quiet, prefix.to_string(), journal, estimate, (reused.len(), total));
+    let reused: Vec<RunRecord> = reused.into_iter().cloned().collect();
+    let result = futures::executor::block_on(run_bench(cfg, backend, &reused, &mut host));
+    host.finish();
+    result.map_err(|stopped| {
+        let kept = journal::read::<RunRecord>(journal.path()).map_or(0, |r| r.len());
+        let kept =
+            format!("{kept} finished run{} kept in {}", if kept == 1 { "" } else { "s" }, journal.path().display());
+        match stopped.reason {
+            EngineError::Cancelled => {
+                eprintln!("{prefix}stopped: {kept}; run the same command again to resume from them");
+                Failure::Interrupted
+            }
+            e => Failure::Error(format!("{e} ({kept}; the same command resumes from them)")),
+        }
+    })
+}
+
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let cfg = args.config()?;
-    let report = bench_with_bar(&cfg, args, String::new())?;
-    std::fs::write(&args.out, report.to_json() + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
-    print!("{}", crate::summary::bench::render(&report));
-    println!("report written to {}", args.out.display());
+    let backend = args.backend()?;
+    // Checked before any training: a report that cannot be written is refused now.
+    let out = AtomicFile::create(&args.out)?;
+    let journal_path = journal::path_beside(&args.out, "runs");
+    let prior: Vec<RunRecord> = journal::read(&journal_path)?;
+    let mut journal = Journal::open(&journal_path)?;
+    super::signal::install()?;
+    if !prior.is_empty() && reusable(&cfg, &backend, &prior).is_empty() {
+        let (n, path) = (prior.len(), journal_path.display());
+        eprintln!("the journal {path} holds {n} runs of another config or backend: none is reused");
+    }
+    warn_unreachable_alpha(&cfg);
+    let report = bench(&cfg, args, &backend, &mut journal, &prior, "")?;
+    out.commit((report.to_json() + "\n").as_bytes()).map_err(|e| {
+        format!("{e}; the finished runs are kept in {}: the same command resumes from them", journal_path.display())
+    })?;
+    journal::remove(&journal_path)?;
+    crate::out!("{}", crate::summary::bench::render(&report));
+    outln!("report written to {}", args.out.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdbench_core::records::{Arm, Phase};
+
+    fn rec(arm: Arm, phase: Phase, lr: f64, seed: u64, backend: &str, hash: &str) -> RunRecord {
+        let mut r: RunRecord = serde_json::from_value(serde_json::json!({
+            "arm": arm, "phase": phase, "lr": lr, "seed": seed, "metric": 0.1, "diverged": false,
+            "diverged_at": null, "loss_curve": [0.1], "wall_time_s": 1.0, "population": 1,
+            "mean_stored_states": null, "probes": []
+        }))
+        .unwrap();
+        r.backend = backend.into();
+        r.run_hash = hash.into();
+        r
+    }
+
+    #[test]
+    fn reuses_the_runs_of_this_bench_on_this_backend_once_each() {
+        let cfg = BenchConfig { n_seeds: 2, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], ..BenchConfig::default() };
+        let b = rdbench_engine::backend::cpu("flex").unwrap();
+        let h = cfg.run_hash();
+        let prior = [
+            rec(Arm::Baseline, Phase::Sweep, 0.003, 1000, "cpu-flex", &h),
+            rec(Arm::Baseline, Phase::Sweep, 0.003, 1000, "cpu-flex", &h), // twice
+            rec(Arm::Idea, Phase::Full, 0.01, 1, "cpu-flex", &h),
+            rec(Arm::Idea, Phase::Full, 0.01, 2, "cpu-flex", &h), // seed 2 of 2
+            rec(Arm::Idea, Phase::Sweep, 0.03, 1000, "cpu-flex", &h), // lr not in the grid
+            rec(Arm::Idea, Phase::Sweep, 0.01, 1000, "webgpu", &h), // another backend
+            rec(Arm::Idea, Phase::Sweep, 0.01, 1000, "cpu-flex", "0000"), // another config
+        ];
+        let got: Vec<(Arm, Phase, u64)> = reusable(&cfg, &b, &prior).iter().map(|r| (r.arm, r.phase, r.seed)).collect();
+        assert_eq!(got, [(Arm::Baseline, Phase::Sweep, 1000), (Arm::Idea, Phase::Full, 1)]);
+    }
 }

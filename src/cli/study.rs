@@ -1,42 +1,94 @@
 //! `rdbench study`: the bench on every model under every policy, pooled into
-//! `study_report.json` and its chart.
+//! `study_report.json` and its chart. Like `run`, it checks its outputs before training,
+//! journals every finished run and every finished bench, stops at Ctrl-C and resumes.
 
+use super::Failure;
 use super::args::StudyArgs;
-use super::run::bench_with_bar;
+use super::atomic::AtomicFile;
+use super::run::{bench, warn_unreachable_alpha};
+use crate::journal::{self, Journal};
+use crate::outln;
+use rdbench_core::records::RunRecord;
+use rdbench_core::report::Report;
 
-pub fn study(args: &StudyArgs) -> Result<(), String> {
+pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     use rdbench_core::study::{bench_configs, build_study};
     let run = &args.run;
     if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
         let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
-        return Err(format!("{flag} is not a study flag: the study runs every model under every policy"));
+        return Err(format!("{flag} is not a study flag: the study runs every model under every policy").into());
     }
     let base = run.config()?;
     let cfgs = bench_configs(&base);
+    // Every bench's config is checked before the first trains (rev_ode_small has limits of
+    // its own: an even hidden size, r_max at most hidden_size / 2).
+    for cfg in &cfgs {
+        if let Some(e) = cfg.problems().first() {
+            return Err(format!("invalid value for {} (the {} benches): {}", e.flag(), cfg.model, e.message).into());
+        }
+    }
+    let backend = run.backend()?;
+    let out = AtomicFile::create(&run.out)?;
+    let chart = AtomicFile::create(&args.chart)?;
+    let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
+    let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
+    let prior_benches: Vec<Report> = journal::read(&benches_path)?;
+    let mut runs_journal = Journal::open(&runs_path)?;
+    let mut benches_journal = Journal::<Report>::open(&benches_path)?;
+    super::signal::install()?;
+    warn_unreachable_alpha(&base);
+
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
-        let label = format!("{} {}", cfg.model, cfg.policy.as_str());
-        let report = bench_with_bar(cfg, run, format!("bench {}/{} {label} | ", i + 1, cfgs.len()))?;
-        let r = &report.comparison;
-        println!(
-            "bench {}/{} {label}: {} (p = {}), mechanism {}",
-            i + 1,
-            cfgs.len(),
-            r.verdict.as_str(),
-            r.p_value.map_or("n/a".into(), |p| format!("{p:.4}")),
+        let label = format!("bench {}/{} {} {}", i + 1, cfgs.len(), cfg.model, cfg.policy.as_str());
+        // A bench finished before an interruption is taken whole: same config, same backend.
+        let finished = prior_benches.iter().find(|r| {
+            r.config.as_ref() == Some(cfg) && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
+        });
+        let report = match finished {
+            Some(r) => {
+                eprintln!("{label}: reused from {}", benches_path.display());
+                r.clone()
+            }
+            None => {
+                let prefix = format!("{label} | ");
+                let r = bench(cfg, run, &backend, &mut runs_journal, &prior_runs, &prefix).inspect_err(|_| {
+                    if i > 0 {
+                        let (n, path) = (if i == 1 { "bench is" } else { "benches are" }, benches_path.display());
+                        eprintln!("the {i} finished {n} kept in {path}");
+                    }
+                })?;
+                if let Err(e) = benches_journal.append(&r) {
+                    eprintln!("warning: cannot append to the journal {}: {e}", benches_path.display());
+                }
+                r
+            }
+        };
+        let c = &report.comparison;
+        outln!(
+            "{label}: {} (p = {}), mechanism {}",
+            c.verdict.as_str(),
+            c.p_value.map_or("n/a".into(), |p| format!("{p:.4}")),
             if report.mechanism_signature.confirmed { "confirmed" } else { "not confirmed" }
         );
         texts.push(report.to_json());
     }
     let study = build_study(&texts)?;
-    std::fs::write(&run.out, study.to_json() + "\n").map_err(|e| format!("cannot write {}: {e}", run.out.display()))?;
+    let mut svg = String::new();
     {
         use plotters::prelude::*;
-        let root = SVGBackend::new(&args.chart, (1200, 560)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (1200, 560)).into_drawing_area();
         rdbench_page::study_chart::draw(&root, &study, 1.0)?;
-        root.present().map_err(|e| format!("cannot write {}: {e:?}", args.chart.display()))?;
+        root.present().map_err(|e| format!("cannot draw the study chart: {e:?}"))?;
     }
-    print!("{}", crate::summary::study::render(&study));
-    println!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
+    let kept = |e: String| {
+        format!("{e}; the finished benches are kept in {}: the same command resumes", benches_path.display())
+    };
+    chart.commit(svg.as_bytes()).map_err(kept)?;
+    out.commit((study.to_json() + "\n").as_bytes()).map_err(kept)?;
+    journal::remove(&runs_path)?;
+    journal::remove(&benches_path)?;
+    crate::out!("{}", crate::summary::study::render(&study));
+    outln!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
     Ok(())
 }

@@ -41,7 +41,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(
             s,
             "  lr {:<27} {:>12}{} {:>12}{}",
-            key,
+            rdbench_page::format::num(e.cfg.lr),
             num(e.mean),
             mark(r.baseline.best_cfg.lr),
             num(idea),
@@ -55,7 +55,8 @@ pub fn render(r: &Report) -> String {
         let x = r.idea.per_seed.get(i).copied().flatten();
         let tag = match d {
             Some(d) if *d < 0.0 => "idea better",
-            Some(_) => "baseline better",
+            Some(d) if *d > 0.0 => "baseline better",
+            Some(_) => "tie",
             None => "diverged",
         };
         let diff = d.map_or("null".into(), |d| format!("{d:+.6}"));

@@ -214,3 +214,38 @@ pub fn population_cfg() -> rdbench_core::config::BenchConfig {
         ..rdbench_core::config::BenchConfig::default()
     }
 }
+
+/// A report's JSON without what measures time (environment's started_at, wall_time_s and
+/// phase_wall_time_s, each run's wall_time_s, the measured peak bytes) and the count of
+/// reused runs: what an interrupted and resumed bench may change.
+pub fn untimed_json(mut v: Value) -> Value {
+    let env = v["environment"].as_object_mut().unwrap();
+    for k in ["started_at", "wall_time_s", "phase_wall_time_s", "reused_runs"] {
+        assert!(env.remove(k).is_some(), "environment.{k}");
+    }
+    let memory = v["memory"].as_object_mut().unwrap();
+    for k in ["measured_peak_bytes_checkpointed", "measured_peak_bytes_dense", "measured_saved_fraction"] {
+        assert!(memory.remove(k).is_some(), "memory.{k}");
+    }
+    for run in v["runs"].as_array_mut().unwrap() {
+        run.as_object_mut().unwrap().remove("wall_time_s").unwrap();
+        // Measured peak bytes are measurements of a population's pass, like its wall time.
+        for p in run["probes"].as_array_mut().unwrap() {
+            let p = p.as_object_mut().unwrap();
+            p.remove("peak_bytes_checkpointed").unwrap();
+            p.remove("peak_bytes_dense").unwrap();
+        }
+    }
+    v
+}
+
+/// [`untimed_json`] without what a split over threads or workers changes: the slice sizes
+/// (`population`) and `environment.threads`.
+pub fn unsplit_json(v: Value) -> Value {
+    let mut v = untimed_json(v);
+    v["environment"].as_object_mut().unwrap().remove("threads");
+    for run in v["runs"].as_array_mut().unwrap() {
+        run.as_object_mut().unwrap().remove("population");
+    }
+    v
+}

@@ -169,6 +169,33 @@ fn cosines(probes: &[&ProbeRecord], f: fn(&ProbeRecord) -> Option<f64>) -> (Opti
     ((!v.is_empty()).then(|| mean(&v)), probes.len() - v.len())
 }
 
+impl ProbeTrace {
+    /// The trace's probes as records, with every value the judge reads (the others empty);
+    /// None when its lists do not have one value per probe.
+    pub fn probes(&self) -> Option<Vec<ProbeRecord>> {
+        let n = self.defect.len();
+        let lens = [self.k.len(), self.checkpoints.len(), self.grad_cos_chosen.len(), self.grad_cos_kmax.len()];
+        if lens.iter().any(|&l| l != n) {
+            return None;
+        }
+        let probe = |j: usize| ProbeRecord {
+            epoch: j,
+            defect_mean: self.defect[j],
+            defect_max: None,
+            chained: Vec::new(),
+            k: self.k[j],
+            checkpoints: self.checkpoints[j],
+            stored_bytes: 0,
+            dense_bytes: 0,
+            grad_cos_chosen: self.grad_cos_chosen[j],
+            grad_cos_kmax: self.grad_cos_kmax[j],
+            peak_bytes_checkpointed: None,
+            peak_bytes_dense: None,
+        };
+        Some((0..n).map(probe).collect())
+    }
+}
+
 /// Judge the signature on the probes of the idea arm's full runs.
 pub fn judge(idea_full: &[RunRecord], tau: f64, policy: &str) -> (MechanismSignature, MechanismDetail) {
     let probes: Vec<&ProbeRecord> = idea_full.iter().flat_map(|r| &r.probes).collect();
@@ -280,7 +307,6 @@ fn not_finite_note(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{Arm, Phase};
 
     /// A probe with `defect`, `checkpoints` and the two cosines.
     fn probe(defect: Option<f64>, checkpoints: usize, cos_chosen: Option<f64>, cos_kmax: Option<f64>) -> ProbeRecord {
@@ -301,23 +327,7 @@ mod tests {
     }
 
     fn run(probes: Vec<ProbeRecord>) -> RunRecord {
-        RunRecord {
-            arm: Arm::Idea,
-            phase: Phase::Full,
-            lr: 0.01,
-            seed: 0,
-            metric: Some(0.1),
-            diverged: false,
-            diverged_at: None,
-            loss_curve: Vec::new(),
-            wall_time_s: 0.0,
-            population: 1,
-            mean_stored_states: None,
-            probes,
-            backend: String::new(),
-            run_hash: String::new(),
-            rank_history: Vec::new(),
-        }
+        RunRecord::of_probes(0, probes)
     }
 
     fn failed(d: &MechanismDetail) -> Vec<&str> {

@@ -43,6 +43,9 @@ impl Phase {
     }
 }
 
+/// First sweep seed (spec §4.2): sweep runs use seeds 1000, 1001, ...
+pub const SWEEP_SEED0: u64 = 1000;
+
 /// One run to train.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -54,6 +57,18 @@ pub struct RunSpec {
     pub lr: f64,
     /// Run seed (init and minibatch order).
     pub seed: u64,
+}
+
+/// The sweep runs of `arm` (spec §4.2): every lr of the grid with seeds 1000, 1001, ..,
+/// lr-major (the order the protocol trains and records them).
+pub fn sweep_runs(arm: Arm, lrs: &[f64], n_sweep_seeds: usize) -> Vec<RunSpec> {
+    let seeds = SWEEP_SEED0..SWEEP_SEED0 + n_sweep_seeds as u64;
+    lrs.iter().flat_map(|&lr| seeds.clone().map(move |seed| RunSpec { arm, phase: Phase::Sweep, lr, seed })).collect()
+}
+
+/// The full runs of `arm` (spec §4.4): seeds 0..n_seeds at the arm's best lr.
+pub fn full_runs(arm: Arm, lr: f64, n_seeds: usize) -> Vec<RunSpec> {
+    (0..n_seeds as u64).map(|seed| RunSpec { arm, phase: Phase::Full, lr, seed }).collect()
 }
 
 /// This worker's share of every population when a bench is split over `count` browser
@@ -177,6 +192,28 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The record of the idea's full run of `seed` that carries only `probes` (what the
+    /// mechanism judges; the other fields empty).
+    pub fn of_probes(seed: u64, probes: Vec<ProbeRecord>) -> RunRecord {
+        RunRecord {
+            arm: Arm::Idea,
+            phase: Phase::Full,
+            lr: 0.0,
+            seed,
+            metric: None,
+            diverged: false,
+            diverged_at: None,
+            loss_curve: Vec::new(),
+            wall_time_s: 0.0,
+            population: 1,
+            mean_stored_states: None,
+            probes,
+            backend: String::new(),
+            run_hash: String::new(),
+            rank_history: Vec::new(),
+        }
+    }
+
     /// Whether this record is the run `spec` would train on `backend` under `run_hash`.
     pub fn is_run(&self, spec: &RunSpec, backend: &str, run_hash: &str) -> bool {
         self.arm == spec.arm

@@ -149,6 +149,10 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
     let runs = idea_full(r);
     let probes: Vec<&ProbeRecord> = runs.iter().flat_map(|r| &r.probes).collect();
     let mem = r.memory.as_ref();
+    // From the probes, as the report's `memory` does: reports older than its measured fields
+    // carry the probes' peaks without them.
+    let live: Vec<RunRecord> = runs.iter().filter(|r| !r.diverged).cloned().collect();
+    let measured = crate::report::Memory::measured(&live);
     StudyRow {
         model: cfg.model.clone(),
         policy: cfg.policy.as_str().to_string(),
@@ -159,9 +163,9 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         mean_grad_cos_chosen: mean_of(probes.iter().map(|p| p.grad_cos_chosen)),
         mean_grad_cos_kmax: mean_of(probes.iter().map(|p| p.grad_cos_kmax)),
         memory_saved_counted: mem.and_then(|m| m.saved_fraction),
-        memory_saved_measured: mem.and_then(|m| m.measured_saved_fraction),
-        mean_peak_bytes_checkpointed: mem.and_then(|m| m.measured_peak_bytes_checkpointed),
-        mean_peak_bytes_dense: mem.and_then(|m| m.measured_peak_bytes_dense),
+        memory_saved_measured: measured.2,
+        mean_peak_bytes_checkpointed: measured.0,
+        mean_peak_bytes_dense: measured.1,
         baseline_test_mse: r.baseline.full.mean,
         idea_test_mse: r.idea.mean,
         delta_mean: r.comparison.delta_mean,

@@ -13,7 +13,7 @@ use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Tally, TrainSettings, train_population};
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice};
+use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice, full_runs, sweep_runs};
 use rdbench_core::report::sweep::{best_lr, sweep_means};
 use rdbench_core::report::{Environment, Report};
 use rdbench_core::track;
@@ -21,8 +21,7 @@ use web_time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use rdbench_core::report::build::STATS_SEED;
 
-/// First sweep seed (spec §4.2).
-pub const SWEEP_SEED0: u64 = 1000;
+pub use rdbench_core::records::SWEEP_SEED0;
 
 /// burn's version, as locked in Cargo.lock (checked by a test).
 pub const BURN_VERSION: &str = "0.22.1";
@@ -62,11 +61,6 @@ pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelS
         rank0: cfg.rank_r0,
         rank_max: cfg.rank_max,
     }
-}
-
-/// The runs of one population.
-fn population(arm: Arm, phase: Phase, lrs: &[f64], seeds: impl Iterator<Item = u64> + Clone) -> Vec<RunSpec> {
-    lrs.iter().flat_map(|&lr| seeds.clone().map(move |seed| RunSpec { arm, phase, lr, seed })).collect()
 }
 
 /// Where a population trains and how its progress is counted: the protocol's scheduler.
@@ -235,16 +229,24 @@ fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epoch
     runs * n.div_ceil(batch_size) * epochs * rule.step_weight()
 }
 
+/// Work units of one run of `arm` in `phase` under a validated `cfg` (a resumed bench's
+/// estimate leaves out those of the runs it reuses).
+pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
+    let track = track::by_name(&cfg.track).expect("validated");
+    let n = match phase {
+        Phase::Sweep => track.n_train() - track.n_val(),
+        Phase::Full => track.n_train(),
+    };
+    work(&*rule_for(arm, cfg), 1, n, cfg.batch_size, cfg.epochs)
+}
+
 /// Work units of the whole bench under a validated `cfg` (the estimate before Run is
 /// `work_total x Calibration::ms_per_work_unit / workers`).
 pub fn work_total(cfg: &BenchConfig) -> usize {
-    let track = track::by_name(&cfg.track).expect("validated");
-    let (sweep_n, full_n) = (track.n_train() - track.n_val(), track.n_train());
     ARMS.iter()
         .map(|&arm| {
-            let rule = rule_for(arm, cfg);
-            let w = |runs, n| work(&*rule, runs, n, cfg.batch_size, cfg.epochs);
-            w(cfg.lrs.len() * cfg.n_sweep_seeds, sweep_n) + w(cfg.n_seeds, full_n)
+            cfg.lrs.len() * cfg.n_sweep_seeds * run_work(cfg, arm, Phase::Sweep)
+                + cfg.n_seeds * run_work(cfg, arm, Phase::Full)
         })
         .sum()
 }
@@ -308,10 +310,9 @@ pub async fn run_phases(
 
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut phase_time: IndexMap<String, f64> = IndexMap::new();
-    let sweep_seeds = SWEEP_SEED0..SWEEP_SEED0 + cfg.n_sweep_seeds as u64;
     let mut best = [0.0f64; 2];
     for (i, arm) in ARMS.into_iter().enumerate() {
-        let specs = population(arm, Phase::Sweep, &cfg.lrs, sweep_seeds.clone());
+        let specs = sweep_runs(arm, &cfg.lrs, cfg.n_sweep_seeds);
         let t0 = Instant::now();
         let recs =
             scheduler.train_or_reuse(&specs, &mut *rules[i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
@@ -320,7 +321,7 @@ pub async fn run_phases(
         runs.extend(recs);
     }
     for (i, arm) in ARMS.into_iter().enumerate() {
-        let specs = population(arm, Phase::Full, &[best[i]], 0..cfg.n_seeds as u64);
+        let specs = full_runs(arm, best[i], cfg.n_seeds);
         let t0 = Instant::now();
         let recs =
             scheduler.train_or_reuse(&specs, &mut *rules[i], full_data, host).await.map_err(|e| stop(e, &runs))?;

@@ -4,27 +4,9 @@ use crate::format::{delta, num};
 use rdbench_core::config::BenchConfig;
 use rdbench_core::report::Report;
 use rdbench_core::stats::Verdict;
-use rdbench_core::stats::permutation::EXACT_MAX_PAIRS;
 use serde::Serialize;
 
-/// The smallest two-sided sign-flip p that `n` complete pairs can give: the observed sign
-/// assignment and its mirror always count, so the exact test never goes below 2 / 2^n. Past
-/// `EXACT_MAX_PAIRS` the p is a Monte Carlo share (hits / permutations), which can be 0.
-pub fn min_reachable_p(n: usize) -> f64 {
-    match n {
-        0 => 1.0,
-        n if n > EXACT_MAX_PAIRS => 0.0,
-        n => 2f64.powi(1 - n as i32).min(1.0),
-    }
-}
-
-/// The fewest pairs whose smallest reachable p is below `alpha` (None if `alpha` is not in (0, 1)).
-pub fn pairs_needed(alpha: f64) -> Option<usize> {
-    if !(alpha > 0.0 && alpha < 1.0) {
-        return None;
-    }
-    (1..=EXACT_MAX_PAIRS + 1).find(|&n| min_reachable_p(n) < alpha)
-}
+pub use rdbench_core::stats::permutation::{min_reachable_p, pairs_needed};
 
 /// How the outcome is named on the card: a loss is called a loss even when it is not
 /// significant (the report keeps the contract's three verdict strings).
@@ -305,17 +287,6 @@ mod tests {
 
     fn seed_report() -> Report {
         Report::from_json(include_str!("../../../www/examples/seed_bench_report.json")).unwrap()
-    }
-
-    #[test]
-    fn smallest_reachable_p() {
-        assert_eq!(min_reachable_p(4), 0.125);
-        assert_eq!(min_reachable_p(1), 1.0);
-        assert_eq!(min_reachable_p(8), 2.0 / 256.0);
-        assert_eq!(min_reachable_p(EXACT_MAX_PAIRS + 1), 0.0);
-        assert_eq!(pairs_needed(0.05), Some(6));
-        assert_eq!(pairs_needed(0.2), Some(4));
-        assert_eq!(pairs_needed(1.5), None);
     }
 
     /// Four pairs, all lost, CI excluding 0: the card says why it is not significant.

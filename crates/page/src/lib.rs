@@ -82,8 +82,7 @@ pub struct Loaded {
     pub problems: Vec<String>,
 }
 
-/// Largest report accepted (a real 32-seed report is a few MB).
-pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
+pub use rdbench_core::report::MAX_REPORT_BYTES;
 
 /// Parse report text. Structural errors (not JSON, missing keys, wrong types) are fatal;
 /// inconsistent numbers are returned as problems next to the report.

@@ -1,5 +1,6 @@
 //! Chart 1: per-seed paired comparison (a slope chart). Each seed is a line from its
-//! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher.
+//! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher, grey
+//! when they are exactly equal.
 
 use crate::format::{delta, exact, linear_ticks, num};
 use crate::layout::{Hover, Item, Key, TextBox, err, header, hover};
@@ -9,6 +10,7 @@ use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use rdbench_core::report::Report;
+use std::cmp::Ordering;
 
 /// Draw on `area`; returns the hover points.
 pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
@@ -24,9 +26,16 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let (lo, hi) = range(pairs.iter().flat_map(|&(_, b, x)| [b, x]).chain(means.iter().flatten().copied()), false);
     let lo = if pairs.iter().all(|p| p.1 >= 0.0 && p.2 >= 0.0) { lo.max(0.0) } else { lo };
 
+    // A pair's line: lower idea MSE, higher, or exactly equal (a tie is no loss).
+    let outcome = |p: &(usize, f64, f64)| p.2.total_cmp(&p.1);
+    let kinds = [
+        ("idea better", WIN, Ordering::Less),
+        ("baseline better", LOSS, Ordering::Greater),
+        ("tie", MUTED, Ordering::Equal),
+    ];
     let mut items = Vec::new();
-    for (label, color, better) in [("idea better", WIN, true), ("baseline better", LOSS, false)] {
-        let n = pairs.iter().filter(|p| (p.2 < p.1) == better).count();
+    for (label, color, kind) in kinds {
+        let n = pairs.iter().filter(|p| outcome(p) == kind).count();
         if n > 0 {
             items.push(Item::new(Key::Line(color.to_rgba(), 1.6, false), format!("{label} ({n})")));
         }
@@ -65,12 +74,12 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .draw()
         .map_err(&e)?;
 
-    for (color, better) in [(WIN, true), (LOSS, false)] {
+    for (_, color, kind) in kinds {
         chart
             .draw_series(
                 pairs
                     .iter()
-                    .filter(|p| (p.2 < p.1) == better)
+                    .filter(|p| outcome(p) == kind)
                     .map(|&(_, b, x)| PathElement::new(vec![(0.0, b), (1.0, x)], color.stroke_width(s.px(1.6)))),
             )
             .map_err(&e)?;

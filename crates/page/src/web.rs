@@ -111,6 +111,13 @@ pub fn pairs_needed(alpha: f64) -> Option<usize> {
     card::pairs_needed(alpha)
 }
 
+/// The warning before a bench whose `n_pairs` can never give p < `alpha` (undefined when they
+/// can): the same sentence the CLI prints.
+#[wasm_bindgen]
+pub fn alpha_warning(n_pairs: usize, alpha: f64) -> Option<String> {
+    rdbench_core::stats::permutation::unreachable_alpha_warning(n_pairs, alpha)
+}
+
 /// The configuration schema (knobs, presets, defaults) as JSON: the page builds its controls
 /// from it, so it keeps no defaults or limits of its own.
 #[wasm_bindgen]

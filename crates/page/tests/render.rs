@@ -55,6 +55,16 @@ fn reference_report_draws_all_charts() {
 }
 
 #[test]
+fn an_exactly_equal_pair_is_a_tie_not_a_loss() {
+    let mut r = load(&reference()).unwrap().report;
+    r.idea.per_seed[0] = r.baseline.full.per_seed[0];
+    let per = svg(|a| per_seed::draw(a, &r, Scale(1.0)));
+    let split = [("idea better (5)", "baseline better (2)"), ("idea better (6)", "baseline better (1)")];
+    assert!(per.contains("tie (1)"), "legend: a tie is its own kind");
+    assert!(split.iter().any(|(w, l)| per.contains(w) && per.contains(l)), "the other 7 pairs keep their kind");
+}
+
+#[test]
 fn null_sample_is_exact_for_small_n_and_symmetric() {
     let d = [0.1, -0.2, 0.3];
     let (n, exact) = null::null_of(&d);

@@ -160,6 +160,24 @@ impl BenchConfig {
                 format!("{} splits h into two halves: the hidden size must be even (got {})", m.name, self.hidden_size),
             ));
         }
+        // A rank above H/2 would give the low-rank maps of an H/2-wide half more columns than rows.
+        if let Some(m) = crate::models::info(&self.model)
+            && m.ranked
+            && self.rank_max > self.hidden_size / 2
+            && clean("rank_max", &errors)
+            && clean("hidden_size", &errors)
+        {
+            errors.push(ConfigError::new(
+                "rank_max",
+                format!(
+                    "{} maps each half of h (hidden_size / 2 = {}) through rank r_max: r_max must be at most {} (got {})",
+                    m.name,
+                    self.hidden_size / 2,
+                    self.hidden_size / 2,
+                    self.rank_max
+                ),
+            ));
+        }
         if self.rank_r0 > self.rank_max && clean("rank_r0", &errors) && clean("rank_max", &errors) {
             errors.push(ConfigError::new(
                 "rank_r0",

@@ -71,6 +71,10 @@ fn edge_values() {
         ("lrs", "NaN"),
         ("lrs", "inf"),
         ("lrs", "0.01,0.01"),
+        // 0, subnormal and infinite in float32, which training runs in.
+        ("lrs", "1e-320"),
+        ("lrs", "1e-39"),
+        ("lrs", "0.01,1e39"),
         ("tau", "0"),
         ("tau", "inf"),
         ("alpha", "1"),
@@ -85,6 +89,14 @@ fn edge_values() {
     }
     let ok = parse_texts([("batch_size", "320"), ("k_max", "80"), ("lrs", " 0.5 , 2 "), ("alpha", "0.999")]);
     assert_eq!(ok.unwrap().lrs, vec![0.5, 2.0]);
+    assert_eq!(parse_texts([("lrs", "1.2e-38,1e30")]).unwrap().lrs, vec![1.2e-38, 1e30]);
+    // The lr is named as typed, not as a 320-digit decimal.
+    let errs = parse_texts([("lrs", "1e-320")]).unwrap_err();
+    assert_eq!(
+        errs[0].message,
+        "every lr must lie in float32's normal range, 1.1754944e-38 to 3.4028235e38: training is float32 \
+         (got 1e-320)"
+    );
 }
 
 #[test]
@@ -123,6 +135,18 @@ fn model_limits_across_fields() {
     // The GRU takes any hidden size in range.
     assert!(parse_texts([("hidden_size", "33")]).is_ok());
     assert!(parse_texts([("model", "rev_ode_small"), ("hidden_size", "34")]).is_ok());
+    // rev_ode_small's rank is at most H/2 (each half is H/2 wide); the GRU ignores the rank.
+    let errs = parse_texts([("model", "rev_ode_small"), ("hidden_size", "8"), ("rank_max", "64")]).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(
+        errs[0].to_string(),
+        "rank_max (--r-max): rev_ode_small maps each half of h (hidden_size / 2 = 4) through rank r_max: \
+         r_max must be at most 4 (got 64)"
+    );
+    assert!(
+        parse_texts([("model", "rev_ode_small"), ("hidden_size", "8"), ("rank_max", "4"), ("rank_r0", "2")]).is_ok()
+    );
+    assert!(parse_texts([("hidden_size", "8"), ("rank_max", "64")]).is_ok());
     let errs = parse_texts([("rank_r0", "5"), ("rank_max", "4")]).unwrap_err();
     assert_eq!(errs[0].field, "rank_r0");
     assert_eq!(errs[0].to_string(), "rank_r0 (--r0): must not exceed r_max (got r0 5 > r_max 4)");

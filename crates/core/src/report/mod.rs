@@ -7,7 +7,7 @@ mod validate;
 
 pub use crate::mechanism::{Condition, MechanismDetail, MechanismSignature, ProbeTrace};
 pub use build::build;
-pub use validate::{Problem, ProblemKind, validate_json};
+pub use validate::{Problem, ProblemKind, is_study, validate_json, validate_study_json};
 
 use crate::config::BenchConfig;
 use crate::records::RunRecord;
@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 
 /// Schema version written and accepted.
 pub const BENCH_VERSION: u32 = 1;
+
+/// Largest report (or study report) file accepted: a real 32-seed report is a few MB.
+pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

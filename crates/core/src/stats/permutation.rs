@@ -37,6 +37,40 @@ impl SignFlipMethod {
     }
 }
 
+/// The smallest two-sided sign-flip p that `n` complete pairs can give: the observed sign
+/// assignment and its mirror always count, so the exact test never goes below 2 / 2^n. Past
+/// `EXACT_MAX_PAIRS` the p is a Monte Carlo share (hits / permutations), which can be 0.
+pub fn min_reachable_p(n: usize) -> f64 {
+    match n {
+        0 => 1.0,
+        n if n > EXACT_MAX_PAIRS => 0.0,
+        n => 2f64.powi(1 - n as i32).min(1.0),
+    }
+}
+
+/// The fewest pairs whose smallest reachable p is below `alpha` (None if `alpha` is not in (0, 1)).
+pub fn pairs_needed(alpha: f64) -> Option<usize> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return None;
+    }
+    (1..=EXACT_MAX_PAIRS + 1).find(|&n| min_reachable_p(n) < alpha)
+}
+
+/// The warning before a bench of `n_pairs` paired seeds whose p can never fall below `alpha`
+/// (the CLI prints it, the page shows it under the form); None when alpha is reachable.
+pub fn unreachable_alpha_warning(n_pairs: usize, alpha: f64) -> Option<String> {
+    let min_p = min_reachable_p(n_pairs);
+    if min_p < alpha {
+        return None;
+    }
+    let need = pairs_needed(alpha).map_or(".".into(), |n| format!(" (it needs at least {n} paired seeds)."));
+    Some(format!(
+        "With {n_pairs} paired seed{} the smallest p the sign-flip test can give is {min_p}, not below \
+         α = {alpha}: this run cannot be significant either way{need}",
+        if n_pairs == 1 { "" } else { "s" }
+    ))
+}
+
 /// p = fraction of sign assignments whose |mean| >= |observed mean|, and how it was made.
 pub fn sign_flip_p(diffs: &[f64], permutations: usize, seed: u64) -> (f64, SignFlipMethod) {
     let n = diffs.len();
@@ -87,6 +121,27 @@ mod tests {
         assert_eq!(sign_flip_p(&[1.0, 1.0, 1.0], 100, 0).0, 0.25);
         // exact zero mean: every assignment counts.
         assert_eq!(sign_flip_p(&[1.0, -1.0], 100, 0).0, 1.0);
+    }
+
+    #[test]
+    fn smallest_reachable_p() {
+        assert_eq!(min_reachable_p(4), 0.125);
+        assert_eq!(min_reachable_p(1), 1.0);
+        assert_eq!(min_reachable_p(8), 2.0 / 256.0);
+        assert_eq!(min_reachable_p(EXACT_MAX_PAIRS + 1), 0.0);
+        assert_eq!(pairs_needed(0.05), Some(6));
+        assert_eq!(pairs_needed(0.2), Some(4));
+        assert_eq!(pairs_needed(1.5), None);
+        // The exact p of n equal-signed pairs is the smallest reachable one.
+        for n in 1..=8 {
+            assert_eq!(sign_flip_p(&vec![0.1; n], 100, 0).0, min_reachable_p(n), "n = {n}");
+        }
+        assert_eq!(
+            unreachable_alpha_warning(4, 0.05).unwrap(),
+            "With 4 paired seeds the smallest p the sign-flip test can give is 0.125, not below α = 0.05: \
+             this run cannot be significant either way (it needs at least 6 paired seeds)."
+        );
+        assert_eq!(unreachable_alpha_warning(6, 0.05), None);
     }
 
     #[test]
