@@ -316,8 +316,9 @@ function confirmLong(e, { running = false, what = 'bench' } = {}) {
   $('confirm-title').textContent = running
     ? (e.fallback ? `This ${what} runs on a software WebGPU adapter: keep it running?` : `This ${what} will take a while: keep it running?`)
     : (e.fallback ? `Start this ${what} on a software WebGPU adapter?` : `Start a long ${what}?`);
-  $('confirm-text').textContent = `${e.text}${e.fallback ? ` ${e.fallback.text}` : ''} ` +
-    `Closing or reloading the page while it runs stops it and loses its runs.`;
+  // A software adapter's words carry the estimate there and on the CPU.
+  $('confirm-text').textContent = `${e.fallback?.text ?? e.text} ` +
+    'Closing or reloading the page while it runs stops it and loses its runs.';
   $('confirm-start').textContent = running ? `Keep running (≈ ${duration(e.seconds)})` : `Start (≈ ${duration(e.seconds)})`;
   $('confirm-cancel').textContent = running ? 'Stop it' : 'Not now';
   return new Promise((resolve) => {
