@@ -407,9 +407,10 @@ async function init() {
   $('config').addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && e.target instanceof HTMLInputElement) e.preventDefault();
   });
-  // Leaving or reloading mid-run would lose the runs in flight: the browser asks first.
+  // Leaving or reloading mid-run (or mid-study) would lose the runs in flight: the browser
+  // asks first.
   addEventListener('beforeunload', (e) => {
-    if (engine.state.running) e.preventDefault();
+    if (isRunning()) e.preventDefault();
   });
   for (const id of ['cancel', 'cancel-run']) {
     $(id).addEventListener('click', () => {

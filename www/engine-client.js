@@ -39,6 +39,8 @@ export const inFlight = (p) => p.lrs.map((lr, i) => ({
  * A merged progress is the reporting worker's progress with the bench's fraction, runs_done
  * and elapsed_s over every worker, `in_flight` (see inFlight) the runs in flight on all of
  * them, and `reported` the reporting worker's (each step of a run is reported once).
+ * `complete` is false until every worker has reported once: the bench's figures are then
+ * not yet known (a sum lacking worker 0's reused runs), though the steps reported are.
  * options: { workers }: CPU workers to split a bench over (default: defaultWorkers()).
  */
 export function createEngine(on, { workers = defaultWorkers() } = {}) {
@@ -170,7 +172,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
    *  share (worker 0's include the reused runs), so they add up; each run in flight keeps its
    *  own worker's step. */
   function merged(latest) {
-    const parts = run.progress;
+    const parts = run.progress.filter(Boolean);
     const flight = run.inFlight.filter(Boolean);
     return {
       ...latest,
@@ -179,6 +181,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
       elapsed_s: Math.max(...parts.map((p) => p.elapsed_s)),
       in_flight: flight.flatMap(inFlight),
       reported: inFlight(latest),
+      complete: parts.length === run.progress.length,
     };
   }
 
@@ -217,9 +220,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         run.progress[i] = m.progress;
         run.inFlight[i] = m.progress;
         run.last = m.progress;
-        // Every worker reports once before its first step (worker 0 with the reused runs), so
-        // the bench's figures are shown once all are in: never a sum that lacks a part.
-        if (run.progress.every(Boolean)) on.progress(merged(m.progress));
+        on.progress(merged(m.progress));
         break;
       case EVENT.runFinished:
         addRuns([m.run]);

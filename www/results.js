@@ -58,6 +58,10 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
   /** A merged progress of the bench (engine-client.js): its figures and its runs in flight. */
   function progress(p) {
+    drawReported(p.reported);
+    // Every worker reports once before its first step (worker 0 with the reused runs): the
+    // bench's figures are shown once all are in, never a sum that lacks a part.
+    if (!p.complete) return;
     if (!firstProgress) firstProgress = p;
     const pct = `${Math.floor(p.fraction * 100)}%`;
     $('progress').value = p.fraction;
@@ -73,11 +77,14 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     const done = p.fraction - firstProgress.fraction;
     const took = p.elapsed_s - firstProgress.elapsed_s;
     $('p-eta').textContent = done > 0.02 && took > 0 ? duration(took * (1 - p.fraction) / done) : 'estimating…';
-    // Every run of the bench stays on the chart, each at its own step (workers of a split
-    // bench are at different steps), so the arms' losses can be compared side by side;
-    // colour = arm, sweep runs faint.
+  }
+
+  /** Every run of the bench stays on the live chart, each at its own step (workers of a split
+   *  bench are at different steps), so the arms' losses can be compared side by side;
+   *  colour = arm, sweep runs faint. */
+  function drawReported(runs) {
     live.caption = 'minibatch loss of every run so far';
-    for (const r of p.reported) {
+    for (const r of runs) {
       const label = `${r.arm} ${r.phase} lr ${r.lr} seed ${r.seed}`;
       if (!live.series.has(label)) live.series.set(label, { label, arm: r.arm, phase: r.phase, points: [] });
       if (r.loss !== null) live.series.get(label).points.push([r.step, r.loss]);

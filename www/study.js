@@ -71,6 +71,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     backend: () => {},
     runFinished: () => {},
     progress: (p) => {
+      if (!p.complete) return;
       const n = state.configs.length;
       // A bench's fraction starts at its kept runs' share when it resumes.
       const f = (current + p.fraction) / n;
