@@ -209,6 +209,57 @@ fn cancel_keeps_finished_runs_and_they_can_be_reused() {
     assert_eq!(untimed(&resumed), untimed(tiny_report()));
 }
 
+/// A host that records every progress event.
+#[derive(Default)]
+struct Watch {
+    progress: Vec<rdbench_core::progress::Progress>,
+}
+
+impl Host for Watch {
+    fn event(&mut self, e: &Event) {
+        if let Event::Progress(p) = e {
+            self.progress.push(p.clone());
+        }
+    }
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_resumed_bench_counts_the_whole_bench_in_progress_and_wall_time() {
+    let cfg = tiny();
+    let b = cpu1();
+    // Cancelled 5 steps into the idea sweep: the baseline sweep (2 runs x 2 epochs x 10
+    // steps of weight 1 = 40 units) is kept; the idea sweep's steps in flight are lost.
+    let mut host = CancelAfter { steps: 26, finished: 0 };
+    let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
+    let total = rdbench_engine::protocol::work_total(&cfg) as f64;
+    assert_eq!(stopped.runs.len(), 2);
+    assert_eq!(stopped.fraction_kept, 40.0 / total);
+    assert!(stopped.elapsed_s > 0.0);
+    // Resumed as if the stopped attempt had run 1000 s: progress starts at the kept share
+    // and never goes back; elapsed and the report's wall time count the 1000 s.
+    let mut watch = Watch::default();
+    let prior = Prior { runs: &stopped.runs, elapsed_s: 1000.0, ..Prior::default() };
+    let t0 = std::time::Instant::now();
+    let report = futures::executor::block_on(run_bench(&cfg, &b, prior, &mut watch)).unwrap();
+    let took = t0.elapsed().as_secs_f64();
+    let first = &watch.progress[0];
+    assert_eq!((first.fraction, first.runs_done, first.step), (stopped.fraction_kept, 2, 0));
+    assert!(watch.progress.windows(2).all(|w| w[1].fraction >= w[0].fraction), "progress went back");
+    assert_eq!(watch.progress.last().unwrap().fraction, 1.0);
+    assert!(watch.progress.iter().all(|p| p.elapsed_s >= 1000.0 && p.elapsed_s <= 1000.0 + took));
+    let wall = report.environment.as_ref().unwrap().wall_time_s;
+    assert!((1000.0..=1000.0 + took).contains(&wall), "wall time {wall} s, resumed part {took} s");
+    // A fresh bench starts at 0, and its wall time is its own.
+    let mut fresh = Watch::default();
+    let t0 = std::time::Instant::now();
+    let r = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut fresh)).unwrap();
+    assert_eq!(fresh.progress[0].fraction, 0.0);
+    assert!(r.environment.unwrap().wall_time_s <= t0.elapsed().as_secs_f64());
+}
+
 #[test]
 fn the_report_does_not_depend_on_how_runs_are_split_over_threads() {
     // Every kernel works run by run, so a run's numbers are the same whichever slice of its
@@ -231,10 +282,15 @@ struct Relay {
     outs: Vec<mpsc::Sender<RunRecord>>,
     cancel_after_runs: Option<usize>,
     finished: usize,
+    /// The fraction of its first progress event.
+    first: Option<f64>,
 }
 
 impl Host for Relay {
     fn event(&mut self, e: &Event) {
+        if let Event::Progress(p) = e {
+            self.first.get_or_insert(p.fraction);
+        }
         if let Event::RunFinished(r) = e {
             self.finished += 1;
             for o in &self.outs {
@@ -254,12 +310,13 @@ impl Host for Relay {
     }
 }
 
-/// Run `cfg` split over `count` simulated workers; each worker's result.
+/// Run `cfg` split over `count` simulated workers; each worker's result and the fraction of
+/// its first progress event.
 fn split_bench(
     cfg: &BenchConfig,
     count: usize,
     prior: &[RunRecord],
-) -> Vec<Result<Report, rdbench_engine::protocol::Stopped>> {
+) -> Vec<(Result<Report, rdbench_engine::protocol::Stopped>, f64)> {
     let (txs, rxs): (Vec<_>, Vec<_>) = (0..count).map(|_| mpsc::channel()).unzip();
     std::thread::scope(|scope| {
         let handles: Vec<_> = rxs
@@ -270,8 +327,9 @@ fn split_bench(
                     txs.iter().enumerate().filter(|(j, _)| *j != index).map(|(_, t)| t.clone()).collect();
                 scope.spawn(move || {
                     let b = backend::Backend { split: Some(Slice { index, count }), ..cpu1() };
-                    let mut host = Relay { inbox, outs, cancel_after_runs: None, finished: 0 };
-                    futures::executor::block_on(run_bench(cfg, &b, prior, &mut host))
+                    let mut host = Relay { inbox, outs, cancel_after_runs: None, finished: 0, first: None };
+                    let result = futures::executor::block_on(run_bench(cfg, &b, prior, &mut host));
+                    (result, host.first.unwrap_or(f64::NAN))
                 })
             })
             .collect();
@@ -287,7 +345,7 @@ fn a_bench_split_over_workers_gives_the_one_worker_report() {
     let one = futures::executor::block_on(run_bench(&cfg, &cpu1(), &[], &mut Quiet)).unwrap();
     for count in [2, 3] {
         let reports = split_bench(&cfg, count, &[]);
-        for (i, r) in reports.into_iter().enumerate() {
+        for (i, (r, _)) in reports.into_iter().enumerate() {
             let r = r.unwrap_or_else(|s| panic!("worker {i} of {count} stopped: {}", s.reason));
             assert_eq!(r.environment.as_ref().unwrap().threads, count, "environment.threads counts workers");
             assert_eq!(unsplit(&r), unsplit(&one), "worker {i} of {count}");
@@ -297,7 +355,11 @@ fn a_bench_split_over_workers_gives_the_one_worker_report() {
     let mut host = CancelAfter { steps: 25, finished: 0 };
     let stopped = futures::executor::block_on(run_bench(&cfg, &cpu1(), &[], &mut host)).unwrap_err();
     let resumed = split_bench(&cfg, 2, &stopped.runs);
-    let r0 = resumed[0].as_ref().unwrap();
+    let r0 = resumed[0].0.as_ref().unwrap();
+    // Worker 0 alone counts the reused runs, before its first step, so the workers' figures
+    // add up to the kept share from the start.
+    let firsts: Vec<f64> = resumed.iter().map(|(_, first)| *first).collect();
+    assert_eq!(firsts, vec![stopped.fraction_kept, 0.0]);
     assert_eq!(r0.environment.as_ref().unwrap().reused_runs, stopped.runs.len());
     assert_eq!(unsplit(r0), unsplit(&one));
 }
@@ -370,7 +432,7 @@ fn prior_runs_of_another_backend_or_config_are_not_reused() {
     // which backends its runs came from and warns about the mix.
     let mut prior = stopped.runs.clone();
     prior.iter_mut().for_each(|r| r.backend = "webgpu".into());
-    let continued = Prior { runs: &prior, any_backend: true };
+    let continued = Prior { runs: &prior, any_backend: true, ..Prior::default() };
     let r = futures::executor::block_on(run_bench(&cfg, &b, continued, &mut Quiet)).unwrap();
     let env = r.environment.as_ref().unwrap();
     assert_eq!(env.reused_runs, 2);
@@ -378,6 +440,11 @@ fn prior_runs_of_another_backend_or_config_are_not_reused() {
     assert!(r.warnings.as_ref().unwrap().iter().any(|w| w.contains("webgpu")), "{:?}", r.warnings);
     // A run of another config is still never reused, whatever the backend.
     prior.iter_mut().for_each(|r| r.run_hash = "0000000000000000".into());
-    let r = futures::executor::block_on(run_bench(&cfg, &b, Prior { runs: &prior, any_backend: true }, &mut Quiet));
+    let r = futures::executor::block_on(run_bench(
+        &cfg,
+        &b,
+        Prior { runs: &prior, any_backend: true, ..Prior::default() },
+        &mut Quiet,
+    ));
     assert_eq!(r.unwrap().environment.unwrap().reused_runs, 0);
 }

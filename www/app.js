@@ -7,7 +7,8 @@ import { createResults } from './results.js';
 import { createCompare } from './compare.js';
 import { createStudy } from './study.js';
 import { $ } from './dom.js';
-import { duration, num, useFormats } from './format.js';
+import { CONFIRM_ABOVE_S, estimateOf } from './estimate.js';
+import { duration, num, percent, useFormats } from './format.js';
 const timings = {};
 // For tests and the curious; filled in below.
 window.rdbench = { timings };
@@ -52,28 +53,47 @@ const compare = createCompare({
   rerun: (config) => rerunConfig(config),
 });
 
-/** Put a report's config into the form (the backend control keeps its choice). */
+/** Put a report's config into the form (the backend control keeps its choice); refused
+ *  while a bench runs. */
 function rerunConfig(config) {
   if (!controls) return;
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(config)) p.set(k, Array.isArray(v) ? v.join(',') : String(v));
   p.set('backend', controls.current.backend);
+  if (isRunning()) return keepRunningSettings('Rerun config');
   const problems = controls.loadHash('#' + p.toString());
   if (problems.length) banner('warn', `Some settings of that report are not valid here and were replaced by defaults:\n${problems.join('\n')}`, 'link');
   $('controls-title').scrollIntoView({ block: 'start' });
   $('run').focus({ preventScroll: true });
 }
 
+// ---------------------------------------------------------------- settings while a bench runs
+// The form and the URL show the bench that runs: the controls are locked, and a link opened
+// meanwhile (pasted, back/forward) or a report's "Rerun config" is refused, said so, and the
+// URL put back to the running bench's.
+
+/** A bench or the study is running (or the study is measuring before its start). */
+const isRunning = () => engine.state.running || Boolean(study?.state.running);
+
+function keepRunningSettings(what) {
+  if (controls && location.hash !== controls.hash()) history.replaceState(null, '', controls.hash());
+  banner('info', `A bench is running: the form and the URL keep its settings. ${what} again when it has ended.`, 'link');
+}
+
 // ---------------------------------------------------------------- run state
 let study = null;
 function refreshRunState() {
   // The study (study.js) runs benches on its own engine: one at a time on the page.
-  const running = engine.state.running || Boolean(study?.state.running);
+  const running = isRunning();
   const current = controls?.current;
   const errors = current?.errors ?? [];
   $('run').disabled = running || !current?.config;
+  // The run panel's Cancel (narrow screens) is the page's bench's; the study has its own.
   $('cancel').disabled = !running;
+  $('cancel-run').disabled = !engine.state.running;
   $('continue-cpu').disabled = running || !current?.config;
+  controls?.setLocked(running);
+  $('locked-note').hidden = !running;
   const reason = $('run-reason');
   if (!controls) reason.textContent = 'Loading the settings…';
   else if (errors.length && !running) {
@@ -127,13 +147,22 @@ const engine = createEngine({
   started: (message) => {
     $('continue-cpu').hidden = true;
     const hadFocus = document.activeElement === $('run') || document.activeElement === document.body;
-    $('run-note').textContent = message.prior.length ? `Reusing ${message.prior.length} finished runs.` : '';
+    $('run-note').textContent = message.prior.length
+      ? `Reusing ${message.prior.length} finished runs; the bench's elapsed and wall time count the ${duration(message.prior_elapsed_s)} it ran before.`
+      : '';
     results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine');
     if (bannerTag !== 'link') banner(null);
     timings.runStart = performance.now();
     refreshRunState();
+    // On a narrow screen the run panel is below the whole form: bring the progress into view,
+    // with a Cancel beside it.
+    const narrow = matchMedia('(max-width: 980px)').matches;
+    if (narrow) {
+      const still = matchMedia('(prefers-reduced-motion: reduce)').matches;
+      $('status-title').scrollIntoView({ block: 'start', behavior: still ? 'auto' : 'smooth' });
+    }
     // Focus follows the action: Run is now disabled, Cancel is what can act next.
-    if (hadFocus) $('cancel').focus();
+    if (hadFocus) $(narrow ? 'cancel-run' : 'cancel').focus({ preventScroll: true });
   },
   backend: (info) => {
     results.setBackend(info);
@@ -152,20 +181,22 @@ const engine = createEngine({
     refreshRunState();
     runLabel();
     scheduleEstimate();
-    if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
+    if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     results.finished(engine.state.finishedRuns.length);
     results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
   },
-  stopped: (m, kept) => {
+  stopped: (m, kept, { fractionKept, elapsed }) => {
     closeQuestion();
     refreshRunState();
     runLabel();
     scheduleEstimate();
-    results.stopped();
-    if (document.activeElement === $('cancel') || document.activeElement === document.body) $('run').focus();
+    // A stop before the engine ran says nothing of the kept runs (fraction 0 with runs kept).
+    results.stopped({ fractionKept: fractionKept > 0 || kept === 0 ? fractionKept : null });
+    if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     if (m.reason === STOP_REASON.cancelled) {
       results.setPhase('cancelled');
-      $('run-note').textContent = `Cancelled. ${kept} finished run(s) are kept: Run again with the same configuration to resume from them.`;
+      $('run-note').textContent = `Cancelled after ${duration(elapsed)}. ${kept} finished run(s) are kept (${percent(fractionKept)} of the bench; ` +
+        'the steps of the runs in flight are lost): Run again with the same configuration to resume from them.';
     } else if (m.reason === STOP_REASON.device || m.reason === STOP_REASON.backend) {
       results.setPhase('stopped');
       banner('error', `WebGPU failed: ${m.message}\n${kept} finished run(s) are kept. You can continue on the CPU.`);
@@ -200,10 +231,8 @@ function run(options) {
 }
 
 // ---------------------------------------------------------------- time estimate
-// Before Run: the bench's work units (the engine's own count, the unit of its progress)
-// times the engine's calibrated milliseconds per unit for the backend it resolves to, over
-// the workers it will run on. A bench estimated above CONFIRM_ABOVE_S asks first.
-const CONFIRM_ABOVE_S = 120;
+// Before Run: the engine's estimate (estimate.js) of the form's bench. A bench estimated
+// above CONFIRM_ABOVE_S, or on a software WebGPU adapter, asks first.
 // Per config and backend: the estimate's promise (shared while the calibration runs), and
 // the finished estimates.
 const estimates = new Map();
@@ -226,18 +255,6 @@ function estimateFor(next) {
   return estimates.get(key);
 }
 
-/** The estimate from a 'backend' event (the engine's calibration and work units). */
-function estimateOf(info) {
-  const cal = info.calibration.find((c) => c.backend === info.backend);
-  if (!cal || !info.work_total) return { error: `the engine did not measure ${info.backend}` };
-  const workers = Math.max(1, info.workers);
-  const seconds = (info.work_total * cal.ms_per_work_unit) / workers / 1000;
-  const text = `Estimated time ≈ ${duration(seconds)} on ${info.backend}` +
-    `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
-    `${num(cal.ms_per_work_unit)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
-  return { seconds, text, info };
-}
-
 async function measure(next) {
   try {
     return estimateOf(await engine.calibrate(next.config, next.backend));
@@ -246,10 +263,13 @@ async function measure(next) {
   }
 }
 
-function showTime(text, state) {
+/** Show the estimate's text; a software WebGPU adapter is named beside Run, before it. */
+function showTime(text, state, fallback = null) {
   const el = $('estimate-time');
   el.textContent = text;
   el.dataset.state = state;
+  $('adapter-warning').textContent = fallback?.text ?? '';
+  $('adapter-warning').hidden = !fallback;
 }
 
 /** Estimate the form's bench a moment after the last edit (a calibration takes ~1 s). */
@@ -258,7 +278,7 @@ function scheduleEstimate() {
   const next = nextStart();
   if (!next) return showTime('', 'none');
   const known = settled.get(estimateKey(next));
-  if (known) return showTime(known.text, 'ready');
+  if (known) return showTime(known.text, 'ready', known.fallback);
   showTime('Estimated time: measuring the backend’s speed…', 'pending');
   estimateTimer = setTimeout(async () => {
     if (engine.state.running) return;
@@ -267,7 +287,7 @@ function scheduleEstimate() {
     const now = nextStart();
     if (!now || estimateKey(now) !== estimateKey(next)) return;
     if (e.error) showTime(`No time estimate: ${e.error}`, 'error');
-    else showTime(e.text, 'ready');
+    else showTime(e.text, 'ready', e.fallback);
   }, 600);
 }
 
@@ -277,11 +297,20 @@ function closeQuestion() {
   if (dialog.open) dialog.close('moot');
 }
 
-/** Ask about a long bench (before it starts, or just after); resolves true to go on. */
-function confirmLong(e, running) {
+/** Whether an estimate asks before its bench (or study) starts: a long one, or one on a
+ *  software WebGPU adapter. */
+const asks = (e) => e.seconds > CONFIRM_ABOVE_S || Boolean(e.fallback);
+
+/** Ask about a long bench or study, or one on a software adapter (before it starts, or just
+ *  after: `running`); resolves true to go on. */
+function confirmLong(e, { running = false, what = 'bench' } = {}) {
   const dialog = $('confirm-run');
-  $('confirm-title').textContent = running ? 'This bench will take a while: keep it running?' : 'Start a long bench?';
-  $('confirm-text').textContent = `${e.text} Closing or reloading the page while it runs stops it and loses its runs.`;
+  $('confirm-title').textContent = running
+    ? (e.fallback ? `This ${what} runs on a software WebGPU adapter: keep it running?` : `This ${what} will take a while: keep it running?`)
+    : (e.fallback ? `Start this ${what} on a software WebGPU adapter?` : `Start a long ${what}?`);
+  // A software adapter's words carry the estimate there and on the CPU.
+  $('confirm-text').textContent = `${e.fallback?.text ?? e.text} ` +
+    'Closing or reloading the page while it runs stops it and loses its runs.';
   $('confirm-start').textContent = running ? `Keep running (≈ ${duration(e.seconds)})` : `Start (≈ ${duration(e.seconds)})`;
   $('confirm-cancel').textContent = running ? 'Stop it' : 'Not now';
   return new Promise((resolve) => {
@@ -308,7 +337,7 @@ async function requestRun() {
   if (!next || engine.state.running) return;
   const key = estimateKey(next);
   const known = settled.get(key);
-  if (known && known.seconds > CONFIRM_ABOVE_S && !(await confirmLong(known, false))) {
+  if (known && asks(known) && !(await confirmLong(known))) {
     $('run').focus();
     return;
   }
@@ -327,10 +356,10 @@ function onBackendEstimate(info) {
   if (e.error) return;
   settled.set(run.key, e);
   estimates.set(run.key, Promise.resolve(e));
-  showTime(e.text, 'ready');
-  if (!run.accepted && e.seconds > CONFIRM_ABOVE_S) {
+  showTime(e.text, 'ready', e.fallback);
+  if (!run.accepted && asks(e)) {
     run.accepted = true;
-    confirmLong(e, true).then((keep) => {
+    confirmLong(e, { running: true }).then((keep) => {
       if (!keep && engine.state.running) {
         engine.cancel();
         results.setPhase('cancelling…');
@@ -347,11 +376,13 @@ window.rdbench.CONFIRM_ABOVE_S = CONFIRM_ABOVE_S;
 Object.defineProperties(window.rdbench, {
   firstProgress: { get: () => results.firstProgress },
   drawn: { get: () => results.drawn },
+  liveSeries: { get: () => results.liveSeries },
   current: { get: () => controls?.current ?? null },
 });
 
 // ---------------------------------------------------------------- wiring
 function loadFromHash() {
+  if (isRunning()) return keepRunningSettings('Open the link');
   const problems = controls.loadHash(location.hash);
   if (problems.length) {
     banner('warn', `Some settings in the link were invalid and were replaced by defaults:\n${problems.join('\n')}`, 'link');
@@ -368,14 +399,18 @@ async function init() {
   $('config').addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && e.target instanceof HTMLInputElement) e.preventDefault();
   });
-  // Leaving or reloading mid-run would lose the runs in flight: the browser asks first.
+  // Leaving or reloading mid-run (or mid-study) would lose the runs in flight: the browser
+  // asks first.
   addEventListener('beforeunload', (e) => {
-    if (engine.state.running) e.preventDefault();
+    if (isRunning()) e.preventDefault();
   });
-  $('cancel').addEventListener('click', () => {
-    engine.cancel();
-    results.setPhase('cancelling…');
-  });
+  for (const id of ['cancel', 'cancel-run']) {
+    $(id).addEventListener('click', () => {
+      if (study?.state.running) return study.cancel();
+      engine.cancel();
+      results.setPhase('cancelling…');
+    });
+  }
   $('continue-cpu').addEventListener('click', () => {
     // The backend is part of what the controls show: switch it there, then run as usual;
     // the same config resumes from the finished runs, those made on WebGPU included.
@@ -397,8 +432,12 @@ async function init() {
     },
   });
   window.rdbench.controls = controls;
-  study = createStudy({ charts, getStart: nextStart, isBusy: () => engine.state.running, banner, onState: refreshRunState });
+  study = createStudy({
+    charts, getStart: nextStart, isBusy: () => engine.state.running, banner, onState: refreshRunState,
+    confirm: (e) => (asks(e) ? confirmLong(e, { what: 'study' }) : Promise.resolve(true)),
+  });
   window.rdbench.study = study.state;
+  window.rdbench.studyEngine = study.engine;
   await results.ready;
   loadFromHash();
   // A link pasted into this tab, or back/forward: the form follows the URL. (The page's own

@@ -365,10 +365,18 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     return update('backend');
   }
 
+  /** While a bench runs the controls show its settings and take no edit (the URL keeps
+   *  them too): the form's fields and the presets are disabled. */
+  function setLocked(locked) {
+    $('config-fields').disabled = locked;
+    for (const b of document.querySelectorAll('#presets button')) b.disabled = locked;
+  }
+
   build();
   return {
     loadHash,
     setBackend,
+    setLocked,
     /** {config (null while any control is invalid), errors, texts, backend}. */
     get current() { return current; },
     label: (key) => byKey.get(key)?.label ?? key,

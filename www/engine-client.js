@@ -21,8 +21,26 @@ export function parseWorkers(text) {
 const runKey = (r) => `${r.arm}|${r.phase}|${r.lr}|${r.seed}|${r.backend}|${r.run_hash}`;
 
 /**
+ * The runs in flight of one worker's progress event, each at its own step: the step of the
+ * population that worker trains (another worker may be at another step or phase).
+ */
+export const inFlight = (p) => p.lrs.map((lr, i) => ({
+  arm: p.arm,
+  phase: p.phase,
+  lr,
+  seed: p.seeds[i],
+  step: (p.epoch - 1) * p.steps + p.step,
+  loss: p.losses[i],
+}));
+
+/**
  * on: { loading(), loaded(), backend(info), progress(p), runFinished(run), report(json),
- *       stopped(msg, kept), crashed(message, {wasRunning, onWebGpu, kept}), started(sent) }
+ *       stopped(msg, kept, {fractionKept, elapsed}), crashed(message, {wasRunning, onWebGpu, kept}), started(sent) }
+ * A merged progress is the reporting worker's progress with the bench's fraction, runs_done
+ * and elapsed_s over every worker, `in_flight` (see inFlight) the runs in flight on all of
+ * them, and `reported` the reporting worker's (each step of a run is reported once).
+ * `complete` is false until every worker has reported once: the bench's figures are then
+ * not yet known (a sum lacking worker 0's reused runs), though the steps reported are.
  * options: { workers }: CPU workers to split a bench over (default: defaultWorkers()).
  */
 export function createEngine(on, { workers = defaultWorkers() } = {}) {
@@ -35,6 +53,8 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     lastConfig: null,
     // After a cancel or a failure the finished runs may be reused by the next start.
     resumable: false,
+    // Seconds the stopped attempts of a resumable bench ran: its resume counts them.
+    elapsedBefore: 0,
     // The last 'backend' event: backend, adapter, note, calibration, workers, work_total.
     backendInfo: null,
     // Every start the page asked for (as one request), so tests can check what a run used.
@@ -108,13 +128,15 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
   function start(config, backend, { reuseOtherBackends = false } = {}) {
     if (state.running || !config) return null;
     const prior = reusable(config);
+    const priorElapsed = prior.length ? state.elapsedBefore : 0;
     state.running = true;
     state.resumable = false;
     state.lastConfig = structuredClone(config);
     state.finishedRuns = prior.slice();
-    const message = request.start(structuredClone(config), backend, prior, reuseOtherBackends);
+    state.elapsedBefore = priorElapsed;
+    const message = request.start(structuredClone(config), backend, prior, reuseOtherBackends, { priorElapsed });
     state.sent.push(structuredClone(message));
-    const thisRun = { n: 0, cancelled: false, progress: [], inFlight: [], ended: [], stops: [] };
+    const thisRun = { n: 0, cancelled: false, progress: [], inFlight: [], ended: [], stops: [], last: null, report: null };
     run = thisRun;
     on.started(message);
     resolveBackend(config, backend).then((info) => {
@@ -129,7 +151,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
       for (let i = 0; i < n; i++) {
         const slice = n > 1 ? { index: i, count: n } : null;
         ensureWorker(i).postMessage(request.start(structuredClone(config), kind, prior, reuseOtherBackends,
-          { slice, note: info.note, calibration: info.calibration }));
+          { slice, note: info.note, calibration: info.calibration, priorElapsed }));
       }
     });
     return message;
@@ -146,7 +168,9 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     for (const r of runs ?? []) if (!have.has(runKey(r))) { state.finishedRuns.push(r); have.add(runKey(r)); }
   }
 
-  /** Bench-wide progress from each worker's last: a worker's fraction is its own share. */
+  /** Bench-wide progress from each worker's last: a worker's fraction and runs are its own
+   *  share (worker 0's include the reused runs), so they add up; each run in flight keeps its
+   *  own worker's step. */
   function merged(latest) {
     const parts = run.progress.filter(Boolean);
     const flight = run.inFlight.filter(Boolean);
@@ -155,25 +179,28 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
       fraction: Math.min(1, parts.reduce((s, p) => s + p.fraction, 0)),
       runs_done: parts.reduce((s, p) => s + p.runs_done, 0),
       elapsed_s: Math.max(...parts.map((p) => p.elapsed_s)),
-      lrs: flight.flatMap((p) => p.lrs),
-      seeds: flight.flatMap((p) => p.seeds),
-      losses: flight.flatMap((p) => p.losses),
+      in_flight: flight.flatMap(inFlight),
+      reported: inFlight(latest),
+      complete: parts.length === run.progress.length,
     };
   }
 
-  /** The bench ended: a report, or a stop (the first reason other than a cancel wins). */
-  function endRun(m) {
+  /** The bench ended: a report, or a stop (the first reason other than a cancel wins), with
+   *  the share of the bench the kept runs hold (the workers' parts add up) and its time. */
+  function endRun(m, { fractionKept = m.fraction_kept ?? 0, elapsed = m.elapsed_s ?? 0 } = {}) {
     run = null;
     state.running = false;
     if (m.type === EVENT.report) {
       state.resumable = false;
+      state.elapsedBefore = 0;
       on.report(m.json);
     } else {
       state.resumable = true;
+      state.elapsedBefore = Math.max(state.elapsedBefore, elapsed);
       addRuns(m.runs);
       // A failed device or backend is measured again next time.
       if (m.reason !== STOP_REASON.cancelled) resolved.clear();
-      on.stopped(m, state.finishedRuns.length);
+      on.stopped(m, state.finishedRuns.length, { fractionKept, elapsed: state.elapsedBefore });
     }
   }
 
@@ -192,6 +219,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         if (!run) break;
         run.progress[i] = m.progress;
         run.inFlight[i] = m.progress;
+        run.last = m.progress;
         on.progress(merged(m.progress));
         break;
       case EVENT.runFinished:
@@ -204,9 +232,12 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         break;
       case EVENT.report:
         // Every worker of a split bench ends with every run; worker 0's report is the bench's.
+        // The bench ends when every worker has: none is still busy with it when the next
+        // starts, and no late message of it is taken for the next one's.
         if (!run) break;
         run.ended[i] = true;
-        if (i === 0) endRun(m);
+        if (i === 0) run.report = m;
+        if (run.ended.every(Boolean)) endRun(run.report ?? m);
         break;
       case EVENT.stopped:
         if (resolving && !run?.n) { resolving.settle(m); break; }
@@ -215,9 +246,12 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         run.stops.push(m);
         addRuns(m.runs);
         if (!run.cancelled) cancel();
-        if (run.ended.every(Boolean)) {
+        if (run.ended.every(Boolean) && run.report) endRun(run.report);
+        else if (run.ended.every(Boolean)) {
           const first = run.stops.find((s) => s.reason !== STOP_REASON.cancelled) ?? run.stops[0];
-          endRun({ ...first, runs: [] });
+          const fractionKept = run.stops.reduce((s, x) => s + (x.fraction_kept ?? 0), 0);
+          const elapsed = Math.max(...run.stops.map((x) => x.elapsed_s ?? 0));
+          endRun({ ...first, runs: [] }, { fractionKept, elapsed });
         }
         break;
       case EVENT.error:
@@ -233,6 +267,8 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     const wasRunning = state.running;
     state.running = false;
     state.resumable = true;
+    // The time the bench had run, as far as its last progress said.
+    if (run?.last) state.elapsedBefore = Math.max(state.elapsedBefore, run.last.elapsed_s);
     run = null;
     // A fatal error leaves an instance that cannot be trusted, and a split bench cannot go on
     // without one of its workers: the next start gets new ones.

@@ -6,7 +6,8 @@
 // travels as its JSON text, to be saved byte for byte.
 //
 // Page -> worker
-//   { type: 'start', config, backend, prior, reuse_other_backends }
+//   { type: 'start', config, backend, prior, reuse_other_backends, slice, backend_note,
+//     calibration, prior_elapsed_s }
 //                                              config: the bench config (report `config` keys);
 //                                              backend: 'auto' | 'webgpu' | 'cpu'; prior: the
 //                                              RunRecords of a stopped bench to reuse ([] = fresh);
@@ -15,7 +16,10 @@
 //                                              slice: { index, count } this worker's share of a
 //                                              bench split over workers (null: all of it);
 //                                              backend_note, calibration: from the 'backend'
-//                                              event, recorded in the report's environment
+//                                              event, recorded in the report's environment;
+//                                              prior_elapsed_s: seconds the stopped attempts
+//                                              whose runs are in prior ran (their 'stopped'
+//                                              events' elapsed_s), counted in the bench's time
 //   { type: 'resolve', backend, config, workers } choose and calibrate the backend for config
 //                                              over up to `workers` CPU workers; answered by
 //                                              'backend' (or 'stopped')
@@ -24,17 +28,27 @@
 //
 // Worker -> page
 //   { type: 'loaded' }                         the engine's wasm is ready
-//   { type: 'backend', backend, adapter, note, calibration, workers, work_total }
+//   { type: 'backend', backend, adapter, note, calibration, workers, work_total, fallback_adapter }
 //                                              the resolved backend; note: why auto chose it;
 //                                              calibration: [{ backend, ms_per_work_unit, workers }];
-//                                              estimate = work_total x ms_per_work_unit / workers
-//   { type: 'progress', progress }             at most every 100 ms: phase, arm, epoch, epochs, step,
-//                                              steps, runs_done, runs_total, fraction, lrs, seeds,
-//                                              losses, elapsed_s
+//                                              estimate = work_total x ms_per_work_unit / workers;
+//                                              fallback_adapter: WebGPU on a software adapter
+//                                              (the CPU's calibration is listed too, to compare)
+//   { type: 'progress', progress }             before the first step (epoch 0, step 0, no run in
+//                                              flight), then at most every 100 ms: phase, arm,
+//                                              epoch, epochs, step, steps, runs_done, runs_total,
+//                                              fraction, lrs, seeds, losses, elapsed_s; elapsed_s
+//                                              and fraction count a resumed bench's stopped
+//                                              attempts and reused runs (in a split bench worker
+//                                              0 counts the reused runs: the workers' parts add up)
 //   { type: 'run_finished', run }              a run's final RunRecord
 //   { type: 'report', json }                   the finished report text
-//   { type: 'stopped', reason, message, runs } stopped early; reason: 'cancelled' | 'device' |
-//                                              'backend' | 'config'; runs: the finished RunRecords
+//   { type: 'stopped', reason, message, runs, elapsed_s, fraction_kept }
+//                                              stopped early; reason: 'cancelled' | 'device' |
+//                                              'backend' | 'config'; runs: the finished RunRecords;
+//                                              elapsed_s: the bench's seconds so far (a resume sends
+//                                              them back); fraction_kept: this worker's part of the
+//                                              bench's work in kept runs (the parts add up)
 //   { type: 'error', message, fatal }          the engine crashed; fatal: replace the worker
 
 /** Request type names (page -> worker). */
@@ -63,8 +77,8 @@ export const BACKENDS = Object.freeze([
 
 /** Requests, so both sides spell them the same way. */
 export const request = Object.freeze({
-  start: (config, backend, prior = [], reuseOtherBackends = false, { slice = null, note = '', calibration = [] } = {}) =>
-    ({ type: REQUEST.start, config, backend, prior, reuse_other_backends: reuseOtherBackends, slice, backend_note: note, calibration }),
+  start: (config, backend, prior = [], reuseOtherBackends = false, { slice = null, note = '', calibration = [], priorElapsed = 0 } = {}) =>
+    ({ type: REQUEST.start, config, backend, prior, reuse_other_backends: reuseOtherBackends, slice, backend_note: note, calibration, prior_elapsed_s: priorElapsed }),
   resolve: (config, backend, workers) => ({ type: REQUEST.resolve, backend, config, workers }),
   runs: (runs) => ({ type: REQUEST.runs, runs }),
   cancel: () => ({ type: REQUEST.cancel }),
@@ -74,6 +88,7 @@ export const request = Object.freeze({
  *  bench ends before a worker could answer (stopped); the Rust loop makes the others. */
 export const event = Object.freeze({
   loaded: () => ({ type: EVENT.loaded }),
-  stopped: (reason, message, runs = []) => ({ type: EVENT.stopped, reason, message, runs }),
+  stopped: (reason, message, runs = [], elapsed = 0, fractionKept = 0) =>
+    ({ type: EVENT.stopped, reason, message, runs, elapsed_s: elapsed, fraction_kept: fractionKept }),
   error: (message, fatal) => ({ type: EVENT.error, message, fatal }),
 });

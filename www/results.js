@@ -19,14 +19,14 @@ function sizeCanvas(canvas) {
  * timings: where load timings are recorded for tests.
  */
 export function createResults({ charts, banner, timings, onShown = () => {} }) {
-  const live = { key: '', series: new Map(), step: 0, caption: '' };
+  const live = { series: new Map(), caption: '' };
   let view = null;
   let reportText = null;
   let firstProgress = null;
 
   // ------------------------------------------------------------ run panel
   function resetRun(phase) {
-    Object.assign(live, { key: '', series: new Map(), step: 0, caption: '' });
+    Object.assign(live, { series: new Map(), caption: '' });
     firstProgress = null;
     $('p-phase').textContent = phase;
     $('progress').value = 0;
@@ -35,11 +35,17 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     for (const id of ['p-runs', 'p-elapsed', 'p-eta']) $(id).textContent = '–';
   }
 
-  /** The bench stopped (cancel, failure): nothing is in flight and there is no ETA. */
-  function stopped() {
+  /** The bench stopped (cancel, failure): nothing is in flight and there is no ETA. The bar
+   *  drops to the share of the bench its kept runs hold (`fractionKept`, when the engine said):
+   *  the steps of the runs in flight are lost, and a resume starts from there. */
+  function stopped({ fractionKept = null } = {}) {
     $('p-eta').textContent = '–';
     const runs = $('p-runs').textContent.replace(/, \d+ in flight$/, '');
     $('p-runs').textContent = runs;
+    if (fractionKept !== null) {
+      $('progress').value = fractionKept;
+      $('progress-pct').textContent = `${Math.floor(fractionKept * 100)}% kept`;
+    }
   }
 
   function setPhase(text) {
@@ -50,25 +56,39 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     $('p-backend').textContent = `${info.backend} — ${info.adapter}`;
   }
 
+  /** A merged progress of the bench (engine-client.js): its figures and its runs in flight. */
   function progress(p) {
+    drawReported(p.reported);
+    // Every worker reports once before its first step (worker 0 with the reused runs): the
+    // bench's figures are shown once all are in, never a sum that lacks a part.
+    if (!p.complete) return;
     if (!firstProgress) firstProgress = p;
+    const pct = `${Math.floor(p.fraction * 100)}%`;
     $('progress').value = p.fraction;
-    $('progress-pct').textContent = `${Math.floor(p.fraction * 100)}%`;
-    $('p-phase').textContent = `${p.phase} · ${p.arm} · epoch ${p.epoch}/${p.epochs} · step ${p.step}/${p.steps}`;
-    $('p-runs').textContent = `${p.runs_done}/${p.runs_total} done, ${p.losses.length} in flight`;
+    $('progress-pct').textContent = pct;
+    // Before the first step: a resumed bench starts at the share its reused runs hold.
+    $('p-phase').textContent = p.epoch === 0
+      ? (p.fraction > 0 ? `resuming from the ${pct} kept` : 'starting')
+      : `${p.phase} · ${p.arm} · epoch ${p.epoch}/${p.epochs} · step ${p.step}/${p.steps}`;
+    $('p-runs').textContent = `${p.runs_done}/${p.runs_total} done, ${p.in_flight.length} in flight`;
+    // The bench's time, its stopped attempts included.
     $('p-elapsed').textContent = duration(p.elapsed_s);
-    // A resumed bench starts at the reused runs' share: the rate is what this run has done.
+    // The rate is this attempt's: the work done since its first report over the time since.
     const done = p.fraction - firstProgress.fraction;
-    $('p-eta').textContent = done > 0.02 && p.elapsed_s > 0 ? duration(p.elapsed_s * (1 - p.fraction) / done) : 'estimating…';
-    // Every run of the bench stays on the chart (x = the run's own step), so the arms'
-    // losses can be compared side by side; colour = arm, sweep runs faint.
+    const took = p.elapsed_s - firstProgress.elapsed_s;
+    $('p-eta').textContent = done > 0.02 && took > 0 ? duration(took * (1 - p.fraction) / done) : 'estimating…';
+  }
+
+  /** Every run of the bench stays on the live chart, each at its own step (workers of a split
+   *  bench are at different steps), so the arms' losses can be compared side by side;
+   *  colour = arm, sweep runs faint. */
+  function drawReported(runs) {
     live.caption = 'minibatch loss of every run so far';
-    live.step = (p.epoch - 1) * p.steps + p.step;
-    p.losses.forEach((loss, i) => {
-      const label = `${p.arm} ${p.phase} lr ${p.lrs[i]} seed ${p.seeds[i]}`;
-      if (!live.series.has(label)) live.series.set(label, { label, arm: p.arm, phase: p.phase, points: [] });
-      if (loss !== null) live.series.get(label).points.push([live.step, loss]);
-    });
+    for (const r of runs) {
+      const label = `${r.arm} ${r.phase} lr ${r.lr} seed ${r.seed}`;
+      if (!live.series.has(label)) live.series.set(label, { label, arm: r.arm, phase: r.phase, points: [] });
+      if (r.loss !== null) live.series.get(label).points.push([r.step, r.loss]);
+    }
     scheduleLive();
   }
 
@@ -194,7 +214,9 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
       b.setAttribute('aria-label', `Download ${title} as ${kind.toUpperCase()}`);
       return b;
     };
-    return el('figure', {}, canvas, tip, el('figcaption', { className: 'fig-tools' },
+    // The line shown instead of the chart when a report has nothing for it to draw.
+    const note = el('p', { className: 'chart-note', id: `${name}-note` });
+    return el('figure', {}, note, canvas, tip, el('figcaption', { className: 'fig-tools' },
       el('details', { id: `${name}-alt` },
         el('summary', {}, 'Values ', el('span', { id: `${name}-count` })),
         el('ul', { className: 'chart-data', id: `${name}-data` })),
@@ -215,7 +237,19 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   function drawCharts() {
     if (!view) return;
     const dpr = devicePixelRatio || 1;
-    for (const { name, canvas_id: id } of registry) {
+    for (const { name, canvas_id: id, title } of registry) {
+      // A report with nothing for this chart (no probe traces, no complete pair) gets a short
+      // line in its place, not an empty canvas.
+      const note = view.note(name) ?? null;
+      const figure = $(id).closest('figure');
+      figure.classList.toggle('noted', note !== null);
+      $(`${name}-note`).replaceChildren(...(note === null ? [] : [el('strong', { textContent: `${title}: ` }), note]));
+      if (note !== null) {
+        drawnBy[name] = { width: 0, height: 0, labels: [], points: [], note };
+        $(id).dataset.drawn = 'note';
+        describe(name);
+        continue;
+      }
       const canvas = sizeCanvas($(id));
       try {
         drawnBy[name] = JSON.parse(view.draw(name, canvas, dpr));
@@ -380,6 +414,8 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
     drawn: drawnBy,
+    /** The live chart's series as drawn ({label, arm, phase, points: [[step, loss]]}). */
+    get liveSeries() { return [...live.series.values()]; },
     /** The report shown now: {text, source}, or null. */
     get shown() { return reportText ? { text: reportText, source: shownSource } : null; },
   };

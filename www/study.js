@@ -2,26 +2,37 @@
 // under every policy (the configs come from Rust, `study_configs`), one bench after another,
 // through its own engine client, then builds study_report.json with the same Rust function as
 // `rdbench study` (`build_study`, charts wasm), draws its chart and a table, and offers the
-// download. Cancel keeps the finished benches and the in-flight bench's finished runs; Run
-// study again with the same configuration resumes from them. Nothing from a report is
-// inserted as HTML: the table is built from text nodes.
+// download. Before it starts it measures each bench's speed (the bench's own estimate,
+// estimate.js) and asks when the study is long. Cancel keeps the finished benches and the
+// in-flight bench's finished runs; Run study again with the same configuration resumes from
+// them (the button says so), and its progress and time count the whole study. Nothing from a
+// report is inserted as HTML: the table is built from text nodes.
 import { createEngine } from './engine-client.js';
 import { el, save } from './dom.js';
+import { estimateOf, sumEstimates } from './estimate.js';
 import { duration, num, percent } from './format.js';
 
 /**
  * charts: the charts wasm module promise; getStart(): {config, backend} of the controls or
  * null; isBusy(): whether the single-bench engine runs; banner(kind, text); onState(): called
- * when the study starts or stops (the page then turns its own Run off or on).
+ * when the study starts or stops (the page then turns its own Run off or on); confirm(e):
+ * asks about a long study ({seconds, text, fallback}), resolves true to go on.
  */
-export function createStudy({ charts, getStart, isBusy, banner, onState = () => {} }) {
+export function createStudy({ charts, getStart, isBusy, banner, onState = () => {}, confirm = async () => true }) {
   const state = {
+    // From Run study (its measuring included) until the study ends or stops.
     running: false,
     // Bench configs of the study in flight, and the report text of each finished bench.
     configs: [],
     reports: [],
     base: null,
     studyJson: null,
+    // The study's estimate ({seconds, text, fallback}) once measured.
+    estimate: null,
+    // Seconds the study's stopped attempts ran (a resume counts them).
+    elapsedBefore: 0,
+    // Cancel was pressed while the benches were measured: the study does not start.
+    cancelled: false,
   };
 
   const runBtn = el('button', { type: 'button', id: 'study-run', className: 'primary', textContent: 'Run study' });
@@ -45,16 +56,14 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     }),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download),
     el('div', { className: 'progress-row' }, progress),
-    status, figure, el('div', { style: 'overflow-x: auto' }, table), conditions);
+    status, figure, el('div', { className: 'study-table-box' }, table), conditions);
   section.setAttribute('aria-labelledby', 'study-title');
-  // Full width under the page's columns; a wide table scrolls inside its own box.
-  section.style.gridColumn = '1 / -1';
-  table.style.borderCollapse = 'collapse';
-  table.style.fontSize = '0.85rem';
   (document.querySelector('main') ?? document.body).append(section);
 
+  // When this attempt started (performance.now()); the study's time adds the stopped ones'.
   let t0 = 0;
   let current = 0;
+  const elapsed = () => state.elapsedBefore + (performance.now() - t0) / 1000;
   const engine = createEngine({
     loading: () => {},
     loaded: () => {},
@@ -62,33 +71,52 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     backend: () => {},
     runFinished: () => {},
     progress: (p) => {
+      if (!p.complete) return;
       const n = state.configs.length;
+      // A bench's fraction starts at its kept runs' share when it resumes.
       const f = (current + p.fraction) / n;
       progress.value = f;
-      const elapsed = (performance.now() - t0) / 1000;
-      const eta = f > 0.01 ? (elapsed / f) * (1 - f) : NaN;
+      // What is left by the estimate: the rest of this bench and the benches after it.
+      const ahead = state.estimate?.benches.slice(current - state.estimate.first) ?? [];
+      const left = ahead.length ? ahead[0] * (1 - p.fraction) + ahead.slice(1).reduce((a, b) => a + b, 0) : NaN;
       const c = state.configs[current];
-      status.textContent = `Bench ${current + 1}/${n}: ${c.model} ${c.policy} \u2014 ${p.phase} ${p.arm}, ` +
-        `epoch ${p.epoch}/${p.epochs} \u2014 ${Math.round(100 * f)}%, elapsed ${duration(elapsed)}, ETA ${duration(eta)}`;
+      const where = p.epoch === 0 ? 'starting' : `${p.phase} ${p.arm}, epoch ${p.epoch}/${p.epochs}`;
+      status.textContent = `Bench ${current + 1}/${n}: ${c.model} ${c.policy} \u2014 ${where} \u2014 ` +
+        `${Math.floor(100 * f)}%, elapsed ${duration(elapsed())}` +
+        (Number.isFinite(left) ? `, about ${duration(left)} left by the estimate` : '');
     },
     report: (json) => {
       state.reports.push(json);
       next();
     },
-    stopped: (m, kept) => {
-      finish();
-      status.textContent = `Stopped (${m.reason}): ${state.reports.length} bench(es) finished and ${kept} run(s) ` +
-        'of the next are kept. Run study again with the same configuration to resume.';
+    stopped: (m, kept, { fractionKept }) => {
+      stop();
+      const f = (state.reports.length + (fractionKept > 0 ? fractionKept : 0)) / state.configs.length;
+      progress.value = f;
+      status.textContent = `Stopped (${m.reason}) after ${duration(state.elapsedBefore)}: ${state.reports.length} bench(es) ` +
+        `finished and ${kept} run(s) of the next are kept (${percent(f)} of the study). Resume study runs the rest.`;
     },
     crashed: (message, { kept }) => {
-      finish();
+      stop();
       banner('error', `The study's engine stopped: ${message}\n${state.reports.length} bench(es) and ${kept} run(s) are kept.`);
     },
   });
 
+  /** Whether Run study would resume: the same configuration, stopped with work kept. */
+  function resumable() {
+    const s = getStart();
+    if (!s || JSON.stringify(s) !== state.base || state.studyJson) return null;
+    const runs = engine.reusable(state.configs[state.reports.length] ?? null).length;
+    return state.reports.length || runs ? { benches: state.reports.length, runs } : null;
+  }
+
   function refresh() {
     runBtn.disabled = state.running || isBusy() || !getStart();
     cancelBtn.disabled = !state.running;
+    const r = state.running ? null : resumable();
+    runBtn.textContent = r
+      ? `Resume study (${r.benches} bench${r.benches === 1 ? '' : 'es'} and ${r.runs} run${r.runs === 1 ? '' : 's'} kept)`
+      : 'Run study';
   }
 
   function finish() {
@@ -97,9 +125,30 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     onState();
   }
 
+  /** The study stopped: its time so far is kept for a resume. */
+  function stop() {
+    state.elapsedBefore = elapsed();
+    finish();
+  }
+
+  /** The estimate of the benches from index `first` on: their sum, each bench's seconds
+   *  (`benches`) and a text. The engine calibrates each config once; the start reuses it. */
+  async function measure(configs, first, backend) {
+    const parts = [];
+    for (const c of configs.slice(first)) {
+      const e = estimateOf(await engine.calibrate(c, backend));
+      if (e.error) throw new Error(e.error);
+      parts.push({ ...e, label: `${c.model} ${c.policy}` });
+    }
+    const sum = sumEstimates(parts);
+    const text = `Estimated time ≈ ${duration(sum.seconds)} for ${parts.length} bench${parts.length === 1 ? '' : 'es'} ` +
+      `on ${parts[0].info.backend} (${parts.map((p) => `${p.label} ${duration(p.seconds)}`).join(', ')}), speed measured in this browser.`;
+    return { ...sum, text, first, benches: parts.map((p) => p.seconds) };
+  }
+
   async function start() {
     const s = getStart();
-    if (!s || state.running) return;
+    if (!s || state.running || isBusy()) return;
     const m = await charts;
     let configs;
     try {
@@ -109,19 +158,37 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
       return;
     }
     const base = JSON.stringify(s);
-    // A study with another configuration starts afresh; the same one resumes.
-    if (state.base !== base) {
+    // A study with another configuration, or a finished one, starts afresh; the same one
+    // stopped resumes.
+    if (state.base !== base || state.reports.length >= configs.length) {
       state.reports = [];
       state.base = base;
+      state.elapsedBefore = 0;
     }
     state.configs = configs;
     state.backend = s.backend;
     state.studyJson = null;
+    state.cancelled = false;
     download.disabled = true;
     state.running = true;
-    t0 = performance.now();
     refresh();
     onState();
+    // The benches left, measured before anything starts.
+    status.textContent = `Measuring the speed of the ${configs.length - state.reports.length} bench(es) to run\u2026`;
+    try {
+      state.estimate = await measure(configs, state.reports.length, s.backend);
+    } catch (e) {
+      finish();
+      status.textContent = `The study did not start: no time estimate (${e.message ?? e}).`;
+      return;
+    }
+    if (state.cancelled || !(await confirm(state.estimate))) {
+      finish();
+      status.textContent = `Not started. ${state.estimate.text}`;
+      return;
+    }
+    status.textContent = state.estimate.text;
+    t0 = performance.now();
     next();
   }
 
@@ -148,7 +215,8 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     }
     const study = JSON.parse(state.studyJson);
     progress.value = 1;
-    status.textContent = `Study finished: ${study.table.length} benches in ${duration((performance.now() - t0) / 1000)}.`;
+    state.elapsedBefore = elapsed();
+    status.textContent = `Study finished: ${study.table.length} benches in ${duration(state.elapsedBefore)}.`;
     figure.hidden = false;
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(600, figure.clientWidth || 1000);
@@ -174,12 +242,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     table.replaceChildren(
       el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h })))),
       el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v, i) =>
-        el('td', { textContent: String(v), style: numeric.has(i) ? 'white-space: nowrap' : '' }))))));
-    for (const c of table.querySelectorAll('th, td')) {
-      c.style.padding = '0.2rem 0.6rem';
-      c.style.borderBottom = '1px solid #e3e3ea';
-      c.style.textAlign = 'left';
-    }
+        el('td', { textContent: String(v), className: numeric.has(i) ? 'num' : '' }))))));
     table.hidden = false;
   }
 
@@ -194,15 +257,18 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     conditions.hidden = false;
   }
 
-  runBtn.addEventListener('click', start);
-  cancelBtn.addEventListener('click', () => {
+  function cancel() {
+    state.cancelled = true;
     engine.cancel();
     status.textContent = 'Cancelling\u2026';
-  });
+  }
+
+  runBtn.addEventListener('click', start);
+  cancelBtn.addEventListener('click', cancel);
   download.addEventListener('click', () => {
     if (state.studyJson) save(new Blob([state.studyJson + '\n'], { type: 'application/json' }), 'study_report.json');
   });
   setInterval(refresh, 500);
   refresh();
-  return { state, start, refresh, engine };
+  return { state, start, cancel, refresh, engine };
 }

@@ -62,6 +62,9 @@ export async function openPage(b, hash = '', viewport = { width: 1440, height: 1
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`console: ${m.text()}`); });
+  // The server sends a CSP (scripts/serve.mjs): anything it blocks is an error of the test.
+  await page.addInitScript(() => document.addEventListener('securitypolicyviolation',
+    (e) => console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline code'}`)));
   await page.goto(BASE + hash);
   await page.waitForFunction(() => window.rdbench?.timings?.interactive);
   return page;

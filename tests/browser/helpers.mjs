@@ -74,9 +74,11 @@ export async function tinyConfig(page, { seeds, sweep, lrs, epochs, batch, hidde
   await page.selectOption('#backend', backend);
 }
 
-export async function runAndDownload(page, timeout) {
+/** Run (unless `clicked`: Run was pressed and its question answered), wait for the report
+ *  and download it. */
+export async function runAndDownload(page, timeout, { clicked = false } = {}) {
   const t0 = Date.now();
-  await page.click('#run');
+  if (!clicked) await page.click('#run');
   await page.waitForSelector('body[data-report=shown]', { timeout });
   const wall = (Date.now() - t0) / 1000;
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
@@ -132,7 +134,7 @@ export async function canvasesDrawn(page) {
     const { data } = ctx.getImageData(0, 0, c.width, c.height);
     let ink = 0;
     for (let i = 0; i < data.length; i += 16) if (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200) ink++;
-    return { id: c.id, drawn: c.dataset.drawn === 'true', ink };
+    return { id: c.id, drawn: c.dataset.drawn === 'true', note: c.dataset.drawn === 'note', ink };
   }));
 }
 

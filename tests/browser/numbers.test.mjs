@@ -20,7 +20,8 @@ test('a number reads the same on the card, in the charts, the history and compar
   assert(explain.includes(`Δ = ${d}`), `the card's prose (Rust) writes Δ as its facts do: ${explain}`);
   const labels = await page.evaluate(() => Object.fromEntries(Object.entries(window.rdbench.drawn)
     .map(([name, d]) => [name, [...d.labels.map((l) => l.text), ...d.points.map((x) => x.text)]])));
-  assert(labels.null.includes(`as extreme (p = ${p})`) && labels.null.includes(`observed ${d}`), `null chart: ${labels.null}`);
+  assert(labels.null.join(' ').includes(`report p = ${p} (exact, 16 sign assignments)`), `null chart title: ${labels.null}`);
+  assert(labels.null.includes(`as extreme: ${p}`) && labels.null.includes(`observed ${d}`), `null chart: ${labels.null}`);
   const means = `mean: baseline ${await page.textContent('#card [data-key=baseline_mean]')}, idea ${await page.textContent('#card [data-key=idea_mean]')}`;
   assert(labels.per_seed.includes(means), `per-seed legend vs card: ${means} not in ${labels.per_seed}`);
   // No number anywhere is written as a negative zero.

@@ -20,9 +20,27 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
   assert((await page.textContent('#run')).includes(`Resume bench (${kept} run`), 'Run does not say it resumes');
   assert((await page.textContent('#p-eta')) === '–' && !(await page.textContent('#p-runs')).includes('in flight'), 'stale status after cancel');
   await page.screenshot({ path: join(ARTIFACTS, 'cancelled.png') });
-  // Resume: the same configuration reuses the finished runs.
+  // The bar drops to the share the kept runs hold (the steps in flight are lost) and says so.
+  const keptPct = await page.textContent('#progress-pct');
+  assert(/^\d+% kept$/.test(keptPct), `after the cancel the bar reads ${keptPct}`);
+  const before = await page.evaluate(() => window.rdbench.state.elapsedBefore);
+  assert(before > 0, `time before the cancel: ${before}`);
+  // Resume: the same configuration reuses the finished runs. The bar starts at the kept
+  // share and never goes back, and the time counts the whole bench.
+  await page.evaluate(() => {
+    window.__shown = [];
+    new MutationObserver(() => window.__shown.push(document.getElementById('progress-pct').textContent))
+      .observe(document.getElementById('progress-pct'), { childList: true, characterData: true, subtree: true });
+  });
   const keptRuns = await page.evaluate(() => window.rdbench.state.finishedRuns);
-  const { report } = await runAndDownload(page, 300_000);
+  const { report, wall } = await runAndDownload(page, 300_000);
+  const shown = (await page.evaluate(() => window.__shown)).map((t) => parseInt(t, 10)).filter((v) => !Number.isNaN(v));
+  const first = shown.findIndex((v) => v > 0);
+  assert(first >= 0 && shown[first] >= parseInt(keptPct, 10), `the resumed bar starts at ${shown[first]}%, ${keptPct} before: ${shown}`);
+  assert(shown.slice(first).every((v, i, a) => i === 0 || v >= a[i - 1]), `the bar went back: ${shown}`);
+  const wallTime = report.environment.wall_time_s;
+  assert(wallTime >= before && wallTime <= before + wall, `wall time ${wallTime} s: ${before} s before the cancel, the resume took ${wall} s`);
+  assert((await page.textContent('#card [data-key=wall_time_s]')).length > 0, 'card wall time');
   const note = await page.textContent('#run-note');
   assert(note.includes(`Reusing ${kept} finished runs`), `resumed: ${note}`);
   assert(report.environment.reused_runs >= kept, `report reused_runs ${report.environment.reused_runs}`);

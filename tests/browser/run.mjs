@@ -17,6 +17,8 @@ import './estimate.test.mjs';
 import './controls.test.mjs';
 import './url.test.mjs';
 import './cpu-run.test.mjs';
+import './during-run.test.mjs';
+import './security.test.mjs';
 import './source-checks.test.mjs';
 import './resume.test.mjs';
 import './webgpu.test.mjs';

@@ -1,11 +1,12 @@
 // The page's screenshots for docs/page/ (README and docs/PAGE.md show them): the verdict
 // card, the compare view and each chart, at 1280x900 (desktop) and 390x844 (phone), from
-// the seed report and crates/page/tests/fixtures/quick_report.json. Needs www/pkg built.
+// the seed report and crates/page/tests/fixtures/quick_report.json, and a tiny bench
+// running on the phone. Needs www/pkg built.
 // node tests/browser/screenshots.mjs   (served and driven by the tests' harness)
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, close, launch, openPage } from './harness.mjs';
-import { QUICK, QUICK_TEXT, loadReport } from './helpers.mjs';
+import { QUICK, QUICK_TEXT, TINY, loadReport, tinyConfig } from './helpers.mjs';
 
 const OUT = join(ROOT, 'docs/page');
 mkdirSync(OUT, { recursive: true });
@@ -36,6 +37,16 @@ for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]
     await page.fill('#epochs', '15');
   }
   await load(page, 'quick_report.json', QUICK_TEXT);
+  if (tag === 'phone') {
+    // A real tiny bench: after Run the progress comes into view, with a Cancel beside it.
+    await tinyConfig(page, { ...TINY, epochs: 3, sweep: 3 });
+    await page.click('#run');
+    await page.waitForFunction(() => window.rdbench.liveSeries.length >= 3, null, { timeout: 120_000 });
+    await page.waitForTimeout(1000);
+    await page.screenshot({ path: join(OUT, `${tag}-run.png`) });
+    await page.click('#cancel-run');
+    await page.waitForFunction(() => !window.rdbench.state.running, null, { timeout: 60_000 });
+  }
   await page.locator('#card').screenshot({ path: join(OUT, `${tag}-card.png`) });
   // One picture per report chart (their figures come from the charts registry).
   for (const id of await page.$$eval('#charts canvas', (cs) => cs.map((c) => c.id))) {

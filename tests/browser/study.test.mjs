@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
 import { same, setField, TINY, tinyConfig } from './helpers.mjs';
 
-test('Study mode: four tiny benches, pooled conditions, chart, table, study_report.json', async () => {
+test('Study mode: estimate, cancel, resume; four tiny benches, pooled conditions, chart, table, study_report.json', async () => {
   const page = await openPage(browser());
   await tinyConfig(page, TINY);
   // The study runs rev_ode_small too, whose rank is at most hidden_size / 2 = 4.
@@ -12,8 +12,24 @@ test('Study mode: four tiny benches, pooled conditions, chart, table, study_repo
   await setField(page, 'rank_max', '4');
   const t0 = Date.now();
   await page.click('#study-run');
+  // The benches' speed is measured first: the status gives the estimate, per bench.
+  await page.waitForFunction(() => window.rdbench.study.estimate, null, { timeout: 120_000 });
+  const status = await page.textContent('#study-status');
+  assert(/Estimated time ≈ .+ for 4 benches on cpu-flex \(rnn_small one_step .+, rev_ode_small chained .+\)/.test(status), `status: ${status}`);
+  assert(!(await page.evaluate(() => document.getElementById('confirm-run').open)), 'a tiny study asked');
+  // Cancel during the second bench, then resume: the button says what is kept.
+  await page.waitForFunction(() => window.rdbench.study.reports.length === 1 && window.rdbench.study.running, null, { timeout: 600_000 });
+  await page.click('#study-cancel');
+  await page.waitForFunction(() => !window.rdbench.study.running, null, { timeout: 120_000 });
+  assert(/^Resume study \(1 bench and \d+ runs? kept\)$/.test(await page.textContent('#study-run')), `button: ${await page.textContent('#study-run')}`);
+  assert(!(await page.isDisabled('#n_seeds')), 'the form stays locked after the study stopped');
+  const before = await page.evaluate(() => window.rdbench.study.elapsedBefore);
+  await page.click('#study-run');
   await page.waitForFunction(() => !document.getElementById('study-download').disabled, null, { timeout: 600_000 });
   const wall = (Date.now() - t0) / 1000;
+  const done = await page.textContent('#study-status');
+  const after = await page.evaluate(() => window.rdbench.study.elapsedBefore);
+  assert(done.startsWith('Study finished: 4 benches in') && after > before, `status ${done}; ${before} s before the cancel, ${after} s in all`);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#study-download')]);
   const study = JSON.parse(readFileSync(await download.path(), 'utf8'));
   console.log(`    tiny study in the browser: ${wall.toFixed(1)} s`);
@@ -53,5 +69,22 @@ test('Study mode: four tiny benches, pooled conditions, chart, table, study_repo
   assert(ink > 200, `study chart not drawn (${ink})`);
   assert((await page.textContent('#study-conditions')).includes('Pooled over every bench'), 'conditions listed');
   await page.screenshot({ path: join(ARTIFACTS, 'study.png'), fullPage: true });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('Study mode: a long study asks first, with its estimate; "Not now" starts nothing', async () => {
+  const page = await openPage(browser());
+  await page.selectOption('#backend', 'cpu');
+  await setField(page, 'epochs', '1000');
+  await page.click('#study-run');
+  await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 120_000 });
+  const title = await page.textContent('#confirm-title');
+  const text = await page.textContent('#confirm-text');
+  assert(title === 'Start a long study?' && /Estimated time ≈ \d+ (h|min) .* for 4 benches/.test(text), `dialog: ${title} / ${text}`);
+  await page.click('#confirm-cancel');
+  await page.waitForFunction(() => !window.rdbench.study.running, null, { timeout: 10_000 });
+  assert((await page.textContent('#study-status')).startsWith('Not started.'), 'status');
+  assert(await page.evaluate(() => window.rdbench.studyEngine.state.sent.length === 0), '"Not now" started a bench');
+  assert(!(await page.isDisabled('#n_seeds')), 'the form stays locked');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });

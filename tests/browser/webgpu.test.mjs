@@ -1,7 +1,7 @@
 // WebGPU: unavailable (the page offers the CPU), a tiny bench on it, its fused kernels.
 import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, launch, openPage, test } from './harness.mjs';
-import { runAndDownload, TINY, tinyConfig } from './helpers.mjs';
+import { runAndDownload, setField, TINY, tinyConfig } from './helpers.mjs';
 
 test('WebGPU unavailable: the page says so, offers the CPU and continues there', async () => {
   // This browser has no WebGPU adapter (no --enable-unsafe-webgpu).
@@ -26,14 +26,36 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   const cpuPage = await openPage(browser());
   await tinyConfig(cpuPage, { ...tiny, backend: 'cpu' });
   const cpu = await runAndDownload(cpuPage, 300_000);
-  const cpuFirst = await cpuPage.evaluate(() => window.rdbench.firstProgress.losses[0]);
+  // The first point of the first run on the live chart: its loss at step 1.
+  const firstLoss = (p) => p.evaluate(() => {
+    const [step, loss] = window.rdbench.liveSeries[0].points[0];
+    return step === 1 ? loss : `the first point is at step ${step}`;
+  });
+  const cpuFirst = await firstLoss(cpuPage);
 
   const page = await openPage(gpuBrowser);
+  const isFallback = await page.evaluate(async () => {
+    const a = await navigator.gpu?.requestAdapter();
+    return Boolean(a?.info?.isFallbackAdapter ?? a?.isFallbackAdapter);
+  });
   await tinyConfig(page, { ...tiny, backend: 'webgpu' });
-  const gpu = await runAndDownload(page, 540_000);
+  if (isFallback) {
+    // A software adapter is named before Run, with this bench's estimate on it and on the CPU.
+    await page.waitForSelector('#adapter-warning:not([hidden])', { timeout: 120_000 });
+    const warning = await page.textContent('#adapter-warning');
+    assert(/^WebGPU here is a software adapter \(.+\): .* This bench ≈ .+ on it, ≈ .+ on the CPU backend \(\d+ workers?\)\./.test(warning), `warning: ${warning}`);
+    console.log(`    ${warning}`);
+    // Run asks first, naming it.
+    await page.click('#run');
+    await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 10_000 });
+    assert((await page.textContent('#confirm-title')).includes('software WebGPU adapter'), 'the question does not name the adapter');
+    await page.screenshot({ path: join(ARTIFACTS, 'webgpu-software-adapter.png') });
+    await page.click('#confirm-start');
+  }
+  const gpu = await runAndDownload(page, 540_000, { clicked: isFallback });
   console.log(`    WebGPU (${gpu.report.environment.adapter}) tiny bench: ${gpu.wall.toFixed(1)} s; CPU: ${cpu.wall.toFixed(1)} s`);
   assert(gpu.report.environment.backend === 'webgpu', `backend ${gpu.report.environment.backend}`);
-  const gpuFirst = await page.evaluate(() => window.rdbench.firstProgress.losses[0]);
+  const gpuFirst = await firstLoss(page);
   assert(Math.abs(gpuFirst - cpuFirst) <= 1e-4, `first-step loss webgpu ${gpuFirst} vs cpu ${cpuFirst}`);
   console.log(`    first-step loss: webgpu ${gpuFirst}, cpu ${cpuFirst}`);
   const note = await page.textContent('#run-note');
@@ -43,10 +65,6 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
 
   // This browser's only adapter is SwiftShader, a software fallback: auto must take the CPU
   // and say why.
-  const isFallback = await page.evaluate(async () => {
-    const a = await navigator.gpu?.requestAdapter();
-    return Boolean(a?.info?.isFallbackAdapter ?? a?.isFallbackAdapter);
-  });
   if (isFallback) {
     const autoPage = await openPage(gpuBrowser);
     await tinyConfig(autoPage, { ...tiny, backend: 'auto' });
@@ -77,5 +95,31 @@ test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer ke
   assert(c.max_abs_diff <= 1e-4, `fused vs unfused on WebGPU: ${c.max_abs_diff}`);
   assert(f.dispatches_dense * 10 <= u.dispatches_dense, `dense: ${f.dispatches_dense} vs ${u.dispatches_dense}`);
   assert(f.dispatches_idea * 10 <= u.dispatches_idea, `idea: ${f.dispatches_idea} vs ${u.dispatches_idea}`);
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('WebGPU: Cancel stops the bench within seconds while the device still has an epoch queued', async () => {
+  // On a GPU the host reads the losses once per epoch (every 2 s at most); on this software
+  // adapter an epoch of the baseline sweep takes ~10 s, and Cancel used to wait for it.
+  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
+  const page = await openPage(gpuBrowser);
+  await setField(page, 'epochs', '3');
+  await setField(page, 'n_seeds', '2');
+  await setField(page, 'n_sweep_seeds', '1');
+  await page.selectOption('#backend', 'webgpu');
+  await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
+  await page.click('#run');
+  // A software adapter asks first.
+  await page.waitForFunction(() => document.getElementById('confirm-run').open || window.rdbench.state.running, null, { timeout: 10_000 });
+  if (await page.evaluate(() => document.getElementById('confirm-run').open)) await page.click('#confirm-start');
+  // Just after an epoch's read the next epoch is queued and the engine waits on the device.
+  await page.waitForFunction(() => (window.rdbench.liveSeries[0]?.points.length ?? 0) >= 1, null, { timeout: 300_000 });
+  const t0 = Date.now();
+  await page.click('#cancel');
+  await page.waitForFunction(() => document.getElementById('p-phase').textContent === 'cancelled', null, { timeout: 120_000 });
+  const took = (Date.now() - t0) / 1000;
+  console.log(`    cancel on WebGPU took ${took.toFixed(2)} s (${await page.evaluate(() => window.rdbench.state.backendInfo.adapter)})`);
+  assert(took < 5, `Cancel took ${took} s`);
+  assert(!(await page.isDisabled('#run')) && (await page.textContent('#run-note')).startsWith('Cancelled after'), 'the page is not ready again');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });

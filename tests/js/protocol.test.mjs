@@ -20,7 +20,7 @@ test('every request protocol.js builds is the Rust message', () => {
   const s = requests.start;
   assert.deepEqual(
     request.start(s.config, s.backend, s.prior, s.reuse_other_backends,
-      { slice: s.slice, note: s.backend_note, calibration: s.calibration }),
+      { slice: s.slice, note: s.backend_note, calibration: s.calibration, priorElapsed: s.prior_elapsed_s }),
     s,
   );
   const r = requests.resolve;
@@ -32,6 +32,6 @@ test('every request protocol.js builds is the Rust message', () => {
 test('every event protocol.js builds is the Rust message', () => {
   assert.deepEqual(event.loaded(), events.loaded);
   const st = events.stopped;
-  assert.deepEqual(event.stopped(st.reason, st.message, st.runs), st);
+  assert.deepEqual(event.stopped(st.reason, st.message, st.runs, st.elapsed_s, st.fraction_kept), st);
   assert.deepEqual(event.error(events.error.message, events.error.fatal), events.error);
 });

@@ -47,6 +47,10 @@ pub enum Request {
         /// The calibration that chose it (from the `backend` event), for the report.
         #[serde(default)]
         calibration: Vec<Calibration>,
+        /// Seconds the stopped attempts whose runs are in `prior` ran (their `stopped`
+        /// events' `elapsed_s`): the resumed bench's elapsed time and wall time count them.
+        #[serde(default)]
+        prior_elapsed_s: f64,
     },
     /// Resolve `backend` (`auto`: calibrate and choose) for a bench of `config` split over
     /// up to `workers` CPU workers; answered by a `backend` event.
@@ -106,6 +110,10 @@ pub enum WorkerEvent {
         /// `work_total x ms_per_work_unit / workers`.
         #[serde(default)]
         work_total: usize,
+        /// The backend is WebGPU on a software (fallback) adapter: the GPU's work emulated on
+        /// the CPU, far slower than the engine's own CPU path. The page says so before Run.
+        #[serde(default)]
+        fallback_adapter: bool,
     },
     /// Training progress (throttled).
     Progress {
@@ -130,6 +138,15 @@ pub enum WorkerEvent {
         message: String,
         /// Finished runs, reusable by a later `start`.
         runs: Vec<RunRecord>,
+        /// Seconds the bench had run, the stopped attempts it resumed included (a resume
+        /// sends it back as `prior_elapsed_s`).
+        #[serde(default)]
+        elapsed_s: f64,
+        /// Share of the bench's work in the runs it keeps (finished or taken over); in a
+        /// bench split over workers each worker's part, and the parts add up. The steps of
+        /// runs in flight are lost.
+        #[serde(default)]
+        fraction_kept: f64,
     },
     /// The engine crashed (a panic); `fatal`: the worker must be replaced.
     Error {
@@ -164,6 +181,7 @@ mod tests {
                 slice: Some(Slice { index: 1, count: 2 }),
                 backend_note: "why".into(),
                 calibration: calibration.clone(),
+                prior_elapsed_s: 12.5,
             },
             Request::Resolve { backend: BackendChoice::Auto, config, workers: 2 },
             Request::Runs { runs: vec![] },
@@ -193,6 +211,7 @@ mod tests {
                 calibration,
                 workers: 2,
                 work_total: 100,
+                fallback_adapter: true,
             },
             WorkerEvent::Progress { progress },
             WorkerEvent::RunFinished {
@@ -215,7 +234,13 @@ mod tests {
                 },
             },
             WorkerEvent::Report { json: "{}".into() },
-            WorkerEvent::Stopped { reason: StopReason::Device, message: "lost".into(), runs: vec![] },
+            WorkerEvent::Stopped {
+                reason: StopReason::Device,
+                message: "lost".into(),
+                runs: vec![],
+                elapsed_s: 3.5,
+                fraction_kept: 0.25,
+            },
             WorkerEvent::Error { message: "panic".into(), fatal: true },
         ];
         // Every variant is listed: a new one fails to compile here until it has a sample.
@@ -282,6 +307,7 @@ mod tests {
             slice: None,
             backend_note: String::new(),
             calibration: vec![],
+            prior_elapsed_s: 0.0,
         };
         assert_eq!(r, want);
         let bad = text.replace("\"n_seeds\":8", "\"n_seeds\":8,\"extra\":1");

@@ -34,6 +34,13 @@ pub trait Host {
     fn pause(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
         Box::pin(std::future::ready(()))
     }
+    /// Resolves when a cancel may have arrived. A wait on the device races it: a GPU read
+    /// waits for every step queued before it (on a software adapter, an epoch's for many
+    /// seconds), and a cancel must not wait for them. Hosts whose `cancelled` only changes
+    /// between steps never resolve it.
+    fn interrupted(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
+        Box::pin(std::future::pending())
+    }
     /// Records other workers finished since the last call (a split bench, see [`Slice`]).
     fn take_runs(&mut self) -> Vec<RunRecord> {
         Vec::new()

@@ -4,7 +4,7 @@
 
 use crate::backend::Backend;
 use crate::error::EngineError;
-use crate::host::Host;
+use crate::host::{Event, Host};
 use crate::idea::IdeaRule;
 use crate::idea::probe::ProbeSettings;
 use crate::model::{self, RecurrentModel};
@@ -13,6 +13,7 @@ use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Tally, TrainSettings, train_population};
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
+use rdbench_core::progress::Progress;
 use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice, full_runs, sweep_runs};
 use rdbench_core::report::sweep::{best_lr, sweep_means};
 use rdbench_core::report::{Environment, Report};
@@ -36,6 +37,12 @@ pub struct Stopped {
     pub reason: EngineError,
     /// Runs finished before it stopped.
     pub runs: Vec<RunRecord>,
+    /// Seconds the bench had run, the stopped attempts it resumed included: what a resume
+    /// carries forward (`Prior::elapsed_s`).
+    pub elapsed_s: f64,
+    /// Share of the bench's work in the runs it finished or took over (in a bench split over
+    /// workers, this worker's part: the parts add up); the steps of runs in flight are lost.
+    pub fraction_kept: f64,
 }
 
 /// The training rule of `arm` under `cfg`: the one place an arm is chosen.
@@ -105,13 +112,8 @@ impl Scheduler<'_> {
             .iter()
             .map(|s| self.prior.runs.iter().find(|r| self.prior.reuses(r, s, &backend, &hash)).cloned())
             .collect();
-        let reused = out.iter().flatten().count();
-        self.reused += reused;
-        // In a split bench every worker reuses the same runs; worker 0 counts them.
-        if self.split.is_none_or(|s| s.index == 0) {
-            self.tally.runs_done += reused;
-            self.tally.work_done += self.work(rule, reused, train.n);
-        }
+        // Their work was counted when the bench started (`count_reused`).
+        self.reused += out.iter().flatten().count();
         let missing: Vec<usize> = (0..specs.len()).filter(|&i| out[i].is_none()).collect();
         if missing.is_empty() {
             return Ok(out.into_iter().flatten().collect());
@@ -129,6 +131,7 @@ impl Scheduler<'_> {
             for (i, rec) in mine.iter().zip(self.train(&todo, rule, (train, eval), host).await?) {
                 out[*i] = Some(rec);
             }
+            self.tally.work_kept += self.work(rule, mine.len(), train.n);
         }
         // The other workers' shares arrive as records relayed by the page.
         while out.iter().any(Option::is_none) {
@@ -147,6 +150,61 @@ impl Scheduler<'_> {
             host.wait_for_runs().await;
         }
         Ok(out.into_iter().flatten().collect())
+    }
+
+    /// Count the runs this bench takes over from `prior` before any step, so a resumed
+    /// bench's progress starts where the stopped one kept it: every sweep run, and the full
+    /// runs at any lr of the grid (a stopped bench's full runs are at the lr its sweep chose,
+    /// and the resumed sweep is the same computation). `sizes`: the training trajectories of
+    /// the sweep and of the full runs. In a bench split over workers every worker reuses the
+    /// same runs and worker 0 counts them, so the workers' figures add up.
+    fn count_reused(&mut self, rules: &[Box<dyn GradientRule>; 2], sizes: (usize, usize)) {
+        if self.split.is_some_and(|s| s.index != 0) {
+            return;
+        }
+        let (backend, hash) = (&self.settings.backend, &self.settings.run_hash);
+        for (i, arm) in ARMS.into_iter().enumerate() {
+            let full_at_any_lr = self.cfg.lrs.iter().flat_map(|&lr| full_runs(arm, lr, self.cfg.n_seeds)).collect();
+            for (specs, n) in [(sweep_runs(arm, &self.cfg.lrs, self.cfg.n_sweep_seeds), sizes.0), (full_at_any_lr, sizes.1)] {
+                let found = specs
+                    .iter()
+                    .filter(|s| self.prior.runs.iter().any(|r| self.prior.reuses(r, s, backend, hash)))
+                    .count();
+                let units = self.work(&*rules[i], found, n);
+                self.tally.runs_done += found;
+                self.tally.work_done += units;
+                self.tally.work_kept += units;
+            }
+        }
+    }
+
+    /// Where the bench stands before its first step (a resumed bench: at its reused runs).
+    fn progress_at_start(&self, steps: usize) -> Progress {
+        Progress {
+            phase: Phase::Sweep,
+            arm: ARMS[0],
+            epoch: 0,
+            epochs: self.settings.epochs,
+            step: 0,
+            steps,
+            runs_done: self.tally.runs_done,
+            runs_total: self.tally.runs_total,
+            fraction: self.tally.share(self.tally.work_done),
+            lrs: Vec::new(),
+            seeds: Vec::new(),
+            losses: Vec::new(),
+            elapsed_s: self.tally.elapsed_s(),
+        }
+    }
+
+    /// The bench stopped for `reason` with `runs` finished.
+    fn stopped(&self, reason: EngineError, runs: &[RunRecord]) -> Stopped {
+        Stopped {
+            reason,
+            runs: runs.to_vec(),
+            elapsed_s: self.tally.elapsed_s(),
+            fraction_kept: self.tally.share(self.tally.work_kept),
+        }
     }
 
     /// Train `specs` here: split over threads natively, one population in the browser.
@@ -188,6 +246,9 @@ pub struct Prior<'a> {
     pub runs: &'a [RunRecord],
     /// Reuse runs of another backend too (the report then lists both in `run_backends`).
     pub any_backend: bool,
+    /// Seconds the stopped attempts ran (`Stopped::elapsed_s`): the resumed bench's elapsed
+    /// time and `environment.wall_time_s` count them.
+    pub elapsed_s: f64,
 }
 
 impl Prior<'_> {
@@ -198,19 +259,19 @@ impl Prior<'_> {
 
 impl<'a> From<&'a [RunRecord]> for Prior<'a> {
     fn from(runs: &'a [RunRecord]) -> Self {
-        Prior { runs, any_backend: false }
+        Prior { runs, ..Prior::default() }
     }
 }
 
 impl<'a> From<&'a Vec<RunRecord>> for Prior<'a> {
     fn from(runs: &'a Vec<RunRecord>) -> Self {
-        Prior { runs, any_backend: false }
+        Prior { runs, ..Prior::default() }
     }
 }
 
 impl<'a, const N: usize> From<&'a [RunRecord; N]> for Prior<'a> {
     fn from(runs: &'a [RunRecord; N]) -> Self {
-        Prior { runs, any_backend: false }
+        Prior { runs, ..Prior::default() }
     }
 }
 
@@ -272,11 +333,13 @@ pub async fn run_phases(
     host: &mut dyn Host,
 ) -> Result<Ran, Stopped> {
     let prior = prior.into();
-    let stop = |reason: EngineError, runs: &[RunRecord]| Stopped { reason, runs: runs.to_vec() };
-    cfg.validate().map_err(|e| stop(e.into(), &[]))?;
+    // Before the scheduler exists nothing has run: nothing is kept beyond the prior runs.
+    let stop =
+        |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: prior.elapsed_s, fraction_kept: 0.0 };
+    cfg.validate().map_err(|e| stop(e.into()))?;
     let track = track::by_name(&cfg.track).expect("validated");
     let model = model::by_name(&cfg.model, &model_shape(cfg, &*track))
-        .map_err(|e| stop(rdbench_core::config::ConfigError::new("model", e).into(), &[]))?;
+        .map_err(|e| stop(rdbench_core::config::ConfigError::new("model", e).into()))?;
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
 
@@ -299,7 +362,7 @@ pub async fn run_phases(
         prior,
         split: backend.split,
         received: Vec::new(),
-        tally: Tally::new(2 * (n_sweep + cfg.n_seeds), 0),
+        tally: Tally { start, before_s: prior.elapsed_s, ..Tally::new(2 * (n_sweep + cfg.n_seeds), 0) },
         reused: 0,
     };
     scheduler.tally.work_total = rules
@@ -307,6 +370,8 @@ pub async fn run_phases(
         .map(|r| scheduler.work(&**r, n_sweep, sweep_data.0.n) + scheduler.work(&**r, cfg.n_seeds, full_data.0.n))
         .sum();
     debug_assert_eq!(scheduler.tally.work_total, work_total(cfg));
+    scheduler.count_reused(&rules, (sweep_data.0.n, full_data.0.n));
+    host.event(&Event::Progress(scheduler.progress_at_start(sweep_data.0.n.div_ceil(cfg.batch_size))));
 
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut phase_time: IndexMap<String, f64> = IndexMap::new();
@@ -314,8 +379,10 @@ pub async fn run_phases(
     for (i, arm) in ARMS.into_iter().enumerate() {
         let specs = sweep_runs(arm, &cfg.lrs, cfg.n_sweep_seeds);
         let t0 = Instant::now();
-        let recs =
-            scheduler.train_or_reuse(&specs, &mut *rules[i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
+        let recs = scheduler
+            .train_or_reuse(&specs, &mut *rules[i], sweep_data, host)
+            .await
+            .map_err(|e| scheduler.stopped(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
         best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm)).expect("validated: the lr grid is not empty");
         runs.extend(recs);
@@ -323,8 +390,10 @@ pub async fn run_phases(
     for (i, arm) in ARMS.into_iter().enumerate() {
         let specs = full_runs(arm, best[i], cfg.n_seeds);
         let t0 = Instant::now();
-        let recs =
-            scheduler.train_or_reuse(&specs, &mut *rules[i], full_data, host).await.map_err(|e| stop(e, &runs))?;
+        let recs = scheduler
+            .train_or_reuse(&specs, &mut *rules[i], full_data, host)
+            .await
+            .map_err(|e| scheduler.stopped(e, &runs))?;
         phase_time.insert(format!("{}_full", arm.as_str()), t0.elapsed().as_secs_f64());
         runs.extend(recs);
     }
@@ -336,7 +405,7 @@ pub async fn run_phases(
         rdbench_version: env!("CARGO_PKG_VERSION").into(),
         burn_version: BURN_VERSION.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + started_at).to_string(),
-        wall_time_s: start.elapsed().as_secs_f64(),
+        wall_time_s: scheduler.tally.elapsed_s(),
         phase_wall_time_s: phase_time,
         run_backends: IndexMap::new(), // filled from the runs by `build`
         reused_runs: scheduler.reused,

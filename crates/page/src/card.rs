@@ -209,11 +209,17 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
     (outcome, text)
 }
 
+/// How the report's p was computed, in words ("exact, 256 sign assignments"; "method not
+/// recorded" for a report that does not say, as seed-era reports do not).
+pub fn p_method(r: &Report) -> String {
+    let method = r.statistics.as_ref().and_then(|s| s.p_value_method.as_ref());
+    method.map_or_else(|| "method not recorded".into(), |m| m.describe())
+}
+
 /// The card of `r`.
 pub fn card(r: &Report) -> Card {
     let st = r.statistics.as_ref();
-    let p_method =
-        st.and_then(|s| s.p_value_method.as_ref()).map_or_else(|| "method not recorded".into(), |m| m.describe());
+    let p_method = p_method(r);
     let conditions = r
         .mechanism
         .as_ref()

@@ -86,10 +86,16 @@ impl Drawn {
 /// The shared record a [`Recorder`] writes to.
 pub type Log = Rc<RefCell<Drawn>>;
 
-/// A drawing backend that passes everything to `inner` and records the box of every text.
+/// Measures `text` in `font` (CSS: "style size family", as plotters-canvas sets it):
+/// (width, height) in pixels, or `None` to let the backend measure.
+pub type Measure = Box<dyn Fn(&str, &str) -> Option<(u32, u32)>>;
+
+/// A drawing backend that passes everything to `inner` and records the box of every text;
+/// with a [`Measure`], text is measured by it instead of by `inner`.
 pub struct Recorder<DB> {
     inner: DB,
     log: Log,
+    measure: Option<Measure>,
 }
 
 impl<DB: DrawingBackend> Recorder<DB> {
@@ -97,7 +103,14 @@ impl<DB: DrawingBackend> Recorder<DB> {
     pub fn new(inner: DB) -> (Self, Log) {
         let (width, height) = inner.get_size();
         let log = Rc::new(RefCell::new(Drawn { width, height, ..Drawn::default() }));
-        (Recorder { inner, log: log.clone() }, log)
+        (Recorder { inner, log: log.clone(), measure: None }, log)
+    }
+
+    /// Wrap `inner`, measuring text with `measure`.
+    pub fn measured(inner: DB, measure: Measure) -> (Self, Log) {
+        let (mut r, log) = Recorder::new(inner);
+        r.measure = Some(measure);
+        (r, log)
     }
 }
 
@@ -164,7 +177,7 @@ impl<DB: DrawingBackend> DrawingBackend for Recorder<DB> {
         pos: BackendCoord,
     ) -> Res<DB::ErrorType> {
         if !text.trim().is_empty() && plotters_backend::BackendTextStyle::color(style).alpha > 0.0 {
-            let (w, h) = self.inner.estimate_text_size(text, style)?;
+            let (w, h) = self.estimate_text_size(text, style)?;
             let (w, h) = (w as i32, h as i32);
             let anchor = plotters_backend::BackendTextStyle::anchor(style);
             let dx = match anchor.h_pos {
@@ -199,7 +212,12 @@ impl<DB: DrawingBackend> DrawingBackend for Recorder<DB> {
         text: &str,
         style: &T,
     ) -> Result<(u32, u32), DrawingErrorKind<DB::ErrorType>> {
-        self.inner.estimate_text_size(text, style)
+        use plotters_backend::BackendTextStyle as S;
+        let font = || format!("{} {}px {}", S::style(style).as_str(), S::size(style), S::family(style).as_str());
+        match self.measure.as_ref().and_then(|m| m(text, &font())) {
+            Some(size) => Ok(size),
+            None => self.inner.estimate_text_size(text, style),
+        }
     }
     fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Res<DB::ErrorType> {
         self.inner.blit_bitmap(pos, size, src)

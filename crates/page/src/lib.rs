@@ -73,6 +73,17 @@ pub fn draw_chart<DB: DrawingBackend>(
     }
 }
 
+/// The line the page shows in place of the report chart `name` when `r` has nothing for it
+/// to draw (no probe traces, no complete pair); `None` when the chart draws. The chart's own
+/// drawing (the SVG export) says the same.
+pub fn chart_note(name: &str, r: &Report) -> Option<String> {
+    match name {
+        "mechanism" => mechanism::note(r),
+        "null" => null::note(r),
+        _ => None,
+    }
+}
+
 /// A loaded report and what the validator said about it.
 #[derive(Debug)]
 pub struct Loaded {

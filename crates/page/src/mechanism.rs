@@ -8,22 +8,30 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench_core::report::Report;
 
-/// Draw on `area`; a report without probe traces (the seed era) gets a note instead.
+/// The line the page shows instead of the chart when `r` has no probe trace to draw (a
+/// seed-era report, or no idea full run that probed).
+pub fn note(r: &Report) -> Option<String> {
+    let traced = r.mechanism.as_ref().is_some_and(|m| m.traces.iter().any(|t| !t.defect.is_empty()));
+    if traced {
+        return None;
+    }
+    let why = if r.mechanism.is_none() { " (seed-era format)" } else { "" };
+    let sig = &r.mechanism_signature;
+    Some(format!(
+        "No probe traces in this report{why}. Final probe: mean defect {}, mean checkpoints {}; mechanism {}.",
+        num(sig.observed_mean_defect),
+        num(sig.observed_mean_checkpoints),
+        if sig.confirmed { "confirmed" } else { "not confirmed" }
+    ))
+}
+
+/// Draw on `area`; a report without probe traces gets its note instead.
 pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
     let e = err("mechanism chart");
     area.fill(&WHITE).map_err(&e)?;
-    let Some(m) = &r.mechanism else {
-        let lines = [
-            "No probe traces in this report (seed-era format).".to_string(),
-            format!(
-                "Final probe: mean defect {}, mean checkpoints {}.",
-                num(r.mechanism_signature.observed_mean_defect),
-                num(r.mechanism_signature.observed_mean_checkpoints)
-            ),
-            format!("Mechanism {}.", if r.mechanism_signature.confirmed { "confirmed" } else { "not confirmed" }),
-        ];
-        let items: Vec<Item> = lines.iter().map(|l| Item::new(Key::Note, l.clone())).collect();
-        header(area, "Mechanism: reversal defect and checkpoints", &items, s)?;
+    let (Some(m), None) = (&r.mechanism, note(r)) else {
+        let note = note(r).unwrap_or_default();
+        header(area, "Mechanism: reversal defect and checkpoints", &[Item::new(Key::Note, note)], s)?;
         return Ok(Vec::new());
     };
     let verdict = if r.mechanism_signature.confirmed {

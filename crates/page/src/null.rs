@@ -1,13 +1,17 @@
 //! Chart 4: the sign-flip null distribution of the mean paired difference, with the
-//! observed value (and its mirror) marked; the bins as extreme as it are shaded.
+//! observed value (and its mirror) marked; the bins as extreme as it are shaded. The title
+//! says what is drawn and how the report's p was computed; the legend gives the share of the
+//! drawn null as extreme as observed. The two are the same number when both are the exact
+//! enumeration; a Monte Carlo p (the seed report's) differs a little.
 
+use crate::card::p_method;
 use crate::format::{delta, exact, linear_ticks, num};
 use crate::layout::{Hover, Item, Key, err, fit, header, hover};
 use crate::style::{Frame, INK, LOSS, MUTED, Scale, axes};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench_core::report::Report;
-use rdbench_core::stats::permutation::null_distribution;
+use rdbench_core::stats::permutation::{as_extreme, null_distribution};
 
 /// Sign vectors drawn when there are too many pairs to enumerate.
 pub const SAMPLED: usize = 20_000;
@@ -37,20 +41,35 @@ pub fn null_of(diffs: &[f64]) -> (Vec<f64>, bool) {
     (sample, false)
 }
 
+/// The complete pairs' diffs.
+fn diffs(r: &Report) -> Vec<f64> {
+    r.comparison.per_seed_diffs.iter().flatten().copied().collect()
+}
+
+/// The line the page shows instead of the chart when `r` has nothing to draw.
+pub fn note(r: &Report) -> Option<String> {
+    diffs(r).is_empty().then(|| "No complete pairs: no null distribution.".to_string())
+}
+
+/// The chart's title: what is drawn (`drawn`), and the report's p with how it was computed.
+pub fn title(r: &Report, drawn: &str) -> String {
+    format!("Sign-flip null of the mean diff, {drawn}; report p = {} ({})", num(r.comparison.p_value), p_method(r))
+}
+
+/// Share of `null` at least as extreme as `observed` (two-sided, ties as the test counts them).
+pub fn share_as_extreme(null: &[f64], observed: f64) -> f64 {
+    null.iter().filter(|&&v| as_extreme(v, observed)).count() as f64 / null.len().max(1) as f64
+}
+
 /// Draw on `area`; returns the hover points.
 pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Scale) -> Result<Vec<Hover>, String> {
     let e = err("null chart");
     area.fill(&WHITE).map_err(&e)?;
-    let diffs: Vec<f64> = r.comparison.per_seed_diffs.iter().flatten().copied().collect();
-    if diffs.is_empty() {
-        header(
-            area,
-            "Sign-flip null of the mean diff",
-            &[Item::new(Key::Note, "No complete pairs: no null distribution.")],
-            s,
-        )?;
+    if let Some(note) = note(r) {
+        header(area, "Sign-flip null of the mean diff", &[Item::new(Key::Note, note)], s)?;
         return Ok(Vec::new());
     }
+    let diffs = diffs(r);
     let obs = diffs.iter().sum::<f64>() / diffs.len() as f64;
     let (null, is_exact) = null_of(&diffs);
     let span = null.iter().fold(obs.abs(), |a, v| a.max(v.abs())).max(1e-12) * 1.05;
@@ -63,17 +82,17 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let total = null.len() as f64;
     let ymax = counts.iter().copied().max().unwrap_or(1) as f64 / total * 1.12;
     let p = num(r.comparison.p_value);
+    let drawn = if is_exact {
+        format!("all {} sign assignments", null.len())
+    } else {
+        format!("{} sampled sign vectors", null.len())
+    };
     let items = [
         Item::new(Key::Line(INK.to_rgba(), 2.0, false), format!("observed {}", delta(obs))),
         Item::new(Key::Line(INK.to_rgba(), 1.0, true), "mirror (two-sided)"),
-        Item::new(Key::Swatch(LOSS.mix(0.55)), format!("as extreme (p = {p})")),
+        Item::new(Key::Swatch(LOSS.mix(0.55)), format!("as extreme: {}", num(share_as_extreme(&null, obs)))),
     ];
-    let title = format!(
-        "Sign-flip null of the mean diff ({}, {} values)",
-        if is_exact { "exact" } else { "sampled" },
-        null.len()
-    );
-    let rest = header(area, &title, &items, s)?;
+    let rest = header(area, &title(r, &drawn), &items, s)?;
     let mut chart = Frame { right: 18.0, y_labels: 52.0, ..Frame::default() }
         .on(&rest, s)
         .build_cartesian_2d(-span..span, 0f64..ymax)
@@ -88,12 +107,11 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .y_label_formatter(&linear_ticks(0.0, ymax))
         .draw()
         .map_err(&e)?;
-    let threshold = obs.abs() * (1.0 - 1e-12);
     chart
         .draw_series(counts.iter().enumerate().map(|(i, &c)| {
             let x0 = -span + i as f64 * width;
             let mid = x0 + width / 2.0;
-            let color = if mid.abs() >= threshold { LOSS.mix(0.55) } else { MUTED.mix(0.6) };
+            let color = if as_extreme(mid, obs) { LOSS.mix(0.55) } else { MUTED.mix(0.6) };
             Rectangle::new([(x0, 0.0), (x0 + width * 0.92, c as f64 / total)], color.filled())
         }))
         .map_err(&e)?;

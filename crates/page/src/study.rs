@@ -4,7 +4,6 @@
 
 use crate::study_chart as chart;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::study::{StudyReport, bench_configs};
 use wasm_bindgen::prelude::*;
@@ -35,6 +34,6 @@ pub fn build_study(texts_json: &str) -> Result<String, JsError> {
 #[wasm_bindgen]
 pub fn draw_study(canvas: HtmlCanvasElement, study_json: &str, dpr: f64) -> Result<(), JsError> {
     let study: StudyReport = serde_json::from_str(study_json).map_err(|e| err(format!("study report: {e}")))?;
-    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| err("canvas has no 2d context"))?;
+    let (backend, _) = crate::web::canvas_backend(canvas)?;
     chart::draw(&backend.into_drawing_area(), &study, dpr).map_err(err)
 }

@@ -1,12 +1,15 @@
 //! The study's chart: gradient cosine of the checkpointed pass against the one-step reversal
 //! defect, for every idea full-run probe of every bench, at the chosen k (left) and at k_max
 //! (right). Log defect axis, colour by model, marker by policy, tau as a dashed vertical line
-//! and the 0.99 cosine of conditions (c) and (d) as a dotted horizontal one.
+//! and the 0.99 cosine of conditions (c) and (d) as a dotted horizontal one. The legend is a
+//! row above the panels (it covers no point), its text measured by the backend (plotters' own
+//! legend measures through the page's DOM, which the page's CSP forbids).
 //!
 //! Generic over any plotters backend: the CLI renders SVG, the page's charts crate a canvas.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use rdbench_core::mechanism::COSINE_OK;
 use rdbench_core::records::{Arm, Phase};
 use rdbench_core::study::StudyReport;
@@ -78,6 +81,49 @@ fn marker_shape(policy: usize, r: i32) -> Vec<(i32, i32)> {
     }
 }
 
+/// A legend entry's key.
+enum Key {
+    /// A line of a colour and width.
+    Line(RGBColor, u32),
+    /// A filled box of a model's colour.
+    Swatch(RGBColor),
+    /// A policy's marker.
+    Marker(usize),
+}
+
+/// The legend, left to right on `area` (wrapping to a next row where it must).
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    items: &[(Key, String)],
+    scale: f64,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("study chart legend: {e:?}");
+    let px = |v: f64| (v * scale).round() as i32;
+    let style = TextStyle::from(("sans-serif", 11.0 * scale).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let width = area.dim_in_pixel().0 as i32;
+    let (mut x, mut y) = (px(10.0), px(9.0));
+    for (key, label) in items {
+        let (tw, _) = area.estimate_text_size(label, &style).map_err(e)?;
+        let w = px(18.0) + tw as i32 + px(16.0);
+        if x > px(10.0) && x + w > width {
+            (x, y) = (px(10.0), y + px(18.0));
+        }
+        match key {
+            Key::Line(c, w) => area.draw(&PathElement::new(vec![(x, y), (x + px(14.0), y)], c.stroke_width(*w))),
+            Key::Swatch(c) => {
+                area.draw(&Rectangle::new([(x + px(2.0), y - px(4.0)), (x + px(12.0), y + px(4.0))], c.filled()))
+            }
+            Key::Marker(p) => {
+                area.draw(&(EmptyElement::at((x + px(7.0), y)) + Polygon::new(marker_shape(*p, px(4.0)), INK.filled())))
+            }
+        }
+        .map_err(e)?;
+        area.draw(&Text::new(label.clone(), (x + px(18.0), y), style.clone())).map_err(e)?;
+        x += w;
+    }
+    Ok(())
+}
+
 /// Draw the chart on `area` (`scale` multiplies sizes: the page's device pixel ratio).
 pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyReport, scale: f64) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("study chart: {e:?}");
@@ -93,6 +139,19 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyRepo
     let ylo = (ylo - 0.05 * (1.0 - ylo).max(0.02)).max(-1.05);
 
     let (title, body) = area.split_vertically(px(30.0));
+    let (key_row, body) = body.split_vertically(px(22.0));
+    let grey = RGBColor(150, 150, 160);
+    let items: Vec<(Key, String)> = [
+        (Key::Line(INK, px(2.0)), format!("tau = {}", study.tau)),
+        (Key::Line(grey, px(1.0)), format!("cosine {COSINE_OK}")),
+    ]
+    .into_iter()
+    .chain(
+        study.models.iter().enumerate().map(|(i, m)| (Key::Swatch(MODEL_COLOURS[i % MODEL_COLOURS.len()]), m.clone())),
+    )
+    .chain(study.policies.iter().enumerate().map(|(i, p)| (Key::Marker(i), p.clone())))
+    .collect();
+    legend(&key_row, &items, scale)?;
     let note =
         if hidden > 0 { format!(" ({hidden} probes with a null or zero defect not shown)") } else { String::new() };
     title
@@ -129,19 +188,15 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyRepo
                 px(4.0),
                 INK.stroke_width(px(1.5)),
             ))
-            .map_err(e)?
-            .label(format!("tau = {tau}"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], INK.stroke_width(2)));
+            .map_err(e)?;
         chart
             .draw_series(DashedLineSeries::new(
                 vec![(lo, COSINE_OK), (hi, COSINE_OK)],
                 px(2.0),
                 px(3.0),
-                RGBColor(150, 150, 160).stroke_width(px(1.0)),
+                grey.stroke_width(px(1.0)),
             ))
-            .map_err(e)?
-            .label(format!("cosine {COSINE_OK}"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], RGBColor(150, 150, 160).stroke_width(1)));
+            .map_err(e)?;
         let size = px(3.5) as i32;
         for p in &pts {
             let cos = if kmax { p.cos_kmax } else { p.cos_chosen };
@@ -152,30 +207,6 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyRepo
                 chart.plotting_area().draw(&mark).map_err(e)?;
             }
         }
-        // Legend entries: a colour per model, a marker per policy.
-        for (i, m) in study.models.iter().enumerate() {
-            let colour = MODEL_COLOURS[i % MODEL_COLOURS.len()];
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
-                .map_err(e)?
-                .label(m.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 10, y + 4)], colour.filled()));
-        }
-        for (i, p) in study.policies.iter().enumerate() {
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
-                .map_err(e)?
-                .label(p.clone())
-                .legend(move |(x, y)| EmptyElement::at((x + 5, y)) + Polygon::new(marker_shape(i, 4), INK.filled()));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 210))
-            .label_font(font(11.0))
-            .draw()
-            .map_err(e)?;
     }
     Ok(())
 }

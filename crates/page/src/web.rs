@@ -4,22 +4,53 @@
 //! the chart registry the page builds its figures from, and the number formats
 //! (`crate::format`) the page's own text uses (`www/format.js`).
 
-use crate::layout::{Drawn, Hover, Recorder};
+use crate::layout::{Drawn, Hover, Measure, Recorder};
 use crate::style::Scale;
 use crate::{CHARTS, card, draw_chart, format, live, load};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use wasm_bindgen::prelude::*;
-use web_sys::HtmlCanvasElement;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+thread_local! {
+    /// A detached canvas's 2d context, to measure text with.
+    static MEASURER: Option<CanvasRenderingContext2d> = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("canvas").ok())
+        .and_then(|c| c.dyn_into::<HtmlCanvasElement>().ok())
+        .and_then(|c| c.get_context("2d").ok().flatten())
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok());
+}
+
+/// Text measured by the canvas's own `measureText` in the font it is drawn in. plotters'
+/// default measures a styled `<span>` in the page, which the page's CSP (no inline styles)
+/// forbids, and which forces a layout per label.
+pub fn canvas_measure() -> Measure {
+    Box::new(|text, font| {
+        MEASURER.with(|ctx| {
+            let ctx = ctx.as_ref()?;
+            ctx.set_font(font);
+            let m = ctx.measure_text(text).ok()?;
+            let height = m.font_bounding_box_ascent() + m.font_bounding_box_descent();
+            Some((m.width().round() as u32, height.round() as u32))
+        })
+    })
+}
+
+/// A canvas's backend: drawing on `canvas`, text measured by [`canvas_measure`], every
+/// label's box recorded in the returned log.
+pub fn canvas_backend(canvas: HtmlCanvasElement) -> Result<(Recorder<CanvasBackend>, crate::layout::Log), JsError> {
+    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| JsError::new("canvas has no 2d context"))?;
+    Ok(Recorder::measured(backend, canvas_measure()))
+}
 
 /// Draw with `f` on `canvas` through a label recorder; the drawn boxes and hover points as JSON.
 fn on_canvas(
     canvas: HtmlCanvasElement,
     f: impl FnOnce(&DrawingArea<Recorder<CanvasBackend>, Shift>) -> Result<Vec<Hover>, String>,
 ) -> Result<String, JsError> {
-    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| JsError::new("canvas has no 2d context"))?;
-    let (rec, log) = Recorder::new(backend);
+    let (rec, log) = canvas_backend(canvas)?;
     let area = rec.into_drawing_area();
     let points = f(&area).map_err(|e| JsError::new(&e))?;
     area.present().map_err(|e| JsError::new(&format!("{e:?}")))?;
@@ -29,15 +60,17 @@ fn on_canvas(
     Ok(serde_json::to_string(&drawn).expect("drawn serialises"))
 }
 
-/// Draw with `f` as an SVG document of `width` x `height` CSS pixels.
+/// Draw with `f` as an SVG document of `width` x `height` CSS pixels (text measured as on a
+/// canvas).
 fn as_svg(
     width: u32,
     height: u32,
-    f: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<Vec<Hover>, String>,
+    f: impl FnOnce(&DrawingArea<Recorder<SVGBackend>, Shift>) -> Result<Vec<Hover>, String>,
 ) -> Result<String, JsError> {
     let mut out = String::new();
     {
-        let area = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+        let (svg, _) = Recorder::measured(SVGBackend::with_string(&mut out, (width, height)), canvas_measure());
+        let area = svg.into_drawing_area();
         f(&area).map_err(|e| JsError::new(&e))?;
         area.present().map_err(|e| JsError::new(&format!("{e:?}")))?;
     }
@@ -72,6 +105,12 @@ impl View {
     /// `{width, height, labels: [{text, x0, y0, x1, y1}], points: [{x, y, text}]}` JSON.
     pub fn draw(&self, name: &str, canvas: HtmlCanvasElement, dpr: f64) -> Result<String, JsError> {
         on_canvas(canvas, |a| draw_chart(name, a, &self.loaded.report, Scale(dpr)))
+    }
+
+    /// The line shown in place of chart `name` when this report has nothing for it to draw
+    /// (`crate::chart_note`), or undefined.
+    pub fn note(&self, name: &str) -> Option<String> {
+        crate::chart_note(name, &self.loaded.report)
     }
 
     /// Chart `name` as an SVG document of `width` x `height` pixels.

@@ -49,9 +49,59 @@ fn reference_report_draws_all_charts() {
     assert!(sw.contains("best lr 0.01"));
     let mech = svg(|a| mechanism::draw(a, r, s));
     assert!(mech.contains("No probe traces"), "seed-era report has no traces");
+    // Its p (0.1697) is a Monte Carlo figure the report does not describe; the chart draws
+    // the exact null, whose share as extreme is scipy's exact p (0.171875, tests/stats_scipy).
     let nl = svg(|a| null::draw(a, r, s));
-    assert!(nl.contains("exact, 256 values"));
-    assert!(nl.contains("p = 0.1697"));
+    assert!(nl.contains("all 256 sign assignments; report p = 0.1697 (method not recorded)"), "{nl}");
+    assert!(nl.contains("as extreme: 0.1719"), "{nl}");
+    assert!(!nl.contains("exact, 256"));
+}
+
+#[test]
+fn the_null_chart_says_how_p_was_computed_and_what_it_drew() {
+    let seed = load(&reference()).unwrap().report;
+    let diffs: Vec<f64> = seed.comparison.per_seed_diffs.iter().flatten().copied().collect();
+    let obs = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    let (exact_null, _) = null::null_of(&diffs);
+    assert_eq!(null::share_as_extreme(&exact_null, obs), 0.171875);
+    // A report that records its method gets it in the title; an exact p is the share drawn.
+    let quick = load(&quick()).unwrap().report;
+    let q = svg(|a| null::draw(a, &quick, Scale(1.0)));
+    assert!(q.contains("all 16 sign assignments; report p = 0.125 (exact, 16 sign assignments)"), "{q}");
+    assert!(q.contains("as extreme: 0.125"), "{q}");
+    // A Monte Carlo p says so, and the chart samples for many pairs.
+    let mut mc = quick.clone();
+    mc.comparison.per_seed_diffs = (0..24).map(|i| Some(i as f64 * 1e-4 - 5e-4)).collect();
+    mc.statistics.as_mut().unwrap().p_value_method =
+        Some(rdbench_core::stats::permutation::SignFlipMethod::MonteCarlo { permutations: 10_000, seed: 20240611 });
+    let m = svg(|a| null::draw(a, &mc, Scale(1.0)));
+    assert!(m.contains("(Monte Carlo, 10000 sign vectors,") && m.contains("seed 20240611)"), "{m}");
+    assert!(m.contains(&format!("{} sampled sign vectors; report p", null::SAMPLED)), "{m}");
+}
+
+#[test]
+fn a_chart_with_nothing_to_draw_has_a_line_instead() {
+    let seed = load(&reference()).unwrap().report;
+    let quick = load(&quick()).unwrap().report;
+    let note = rdbench_page::chart_note("mechanism", &seed).expect("the seed report has no probe traces");
+    assert!(note.starts_with("No probe traces in this report (seed-era format). Final probe: mean defect"), "{note}");
+    assert!(note.ends_with("mechanism not confirmed."), "{note}");
+    // The same words are what the chart draws (its SVG export).
+    assert!(
+        svg(|a| mechanism::draw(a, &seed, Scale(1.0))).contains("No probe traces in this report (seed-era format)")
+    );
+    for c in CHARTS {
+        assert_eq!(rdbench_page::chart_note(c.name, &quick), None, "{} draws for the quick report", c.name);
+    }
+    let mut no_traces = quick.clone();
+    no_traces.mechanism.as_mut().unwrap().traces.clear();
+    assert!(rdbench_page::chart_note("mechanism", &no_traces).unwrap().starts_with("No probe traces in this report."));
+    let mut no_pairs = quick.clone();
+    no_pairs.comparison.per_seed_diffs = vec![None; 4];
+    assert_eq!(
+        rdbench_page::chart_note("null", &no_pairs).as_deref(),
+        Some("No complete pairs: no null distribution.")
+    );
 }
 
 #[test]

@@ -67,7 +67,7 @@ pub async fn on_message(data: JsValue, post: Function) -> Result<(), JsValue> {
     let request = match serde_wasm_bindgen::from_value::<Request>(data) {
         Ok(r) => r,
         Err(e) => {
-            worker.emit(&stopped(StopReason::Config, format!("malformed request: {e}"), vec![]));
+            worker.emit(&stopped(StopReason::Config, format!("malformed request: {e}"), vec![], 0.0));
             return Ok(());
         }
     };
@@ -82,27 +82,37 @@ pub async fn on_message(data: JsValue, post: Function) -> Result<(), JsValue> {
         }
         Request::Resolve { backend, config, workers } => {
             if worker.busy.replace(true) {
-                worker.emit(&stopped(StopReason::Config, "a bench is already running".into(), vec![]));
+                worker.emit(&stopped(StopReason::Config, "a bench is already running".into(), vec![], 0.0));
                 return Ok(());
             }
             let event = match config.validate() {
-                Err(e) => stopped(StopReason::Config, e.to_string(), vec![]),
+                Err(e) => stopped(StopReason::Config, e.to_string(), vec![], 0.0),
                 Ok(()) => resolve::resolve(backend, &config, workers)
                     .await
-                    .unwrap_or_else(|e| stopped(StopReason::Backend, e, vec![])),
+                    .unwrap_or_else(|e| stopped(StopReason::Backend, e, vec![], 0.0)),
             };
             worker.busy.set(false);
             worker.emit(&event);
         }
-        Request::Start { config, backend, prior, reuse_other_backends, slice, backend_note, calibration } => {
+        Request::Start {
+            config,
+            backend,
+            prior,
+            reuse_other_backends,
+            slice,
+            backend_note,
+            calibration,
+            prior_elapsed_s,
+        } => {
             if worker.busy.replace(true) {
-                worker.emit(&stopped(StopReason::Config, "a bench is already running".into(), prior));
+                let event = stopped(StopReason::Config, "a bench is already running".into(), prior, prior_elapsed_s);
+                worker.emit(&event);
                 return Ok(());
             }
             worker.cancel.set(false);
             worker.received.borrow_mut().clear();
-            let event =
-                run(&worker, &config, backend, prior, reuse_other_backends, slice, backend_note, calibration).await;
+            let resume = Resume { prior, any_backend: reuse_other_backends, elapsed_s: prior_elapsed_s };
+            let event = run(&worker, &config, backend, resume, slice, backend_note, calibration).await;
             worker.busy.set(false);
             worker.emit(&event);
         }
@@ -114,38 +124,45 @@ fn new_worker(post: Function) -> Worker {
     Worker { post, busy: Cell::new(false), cancel: Cell::new(false), received: RefCell::new(Vec::new()) }
 }
 
-fn stopped(reason: StopReason, message: String, runs: Vec<RunRecord>) -> WorkerEvent {
-    WorkerEvent::Stopped { reason, message, runs }
+/// A stop before the engine ran: nothing new is kept, and no time was added to the bench's.
+fn stopped(reason: StopReason, message: String, runs: Vec<RunRecord>, elapsed_s: f64) -> WorkerEvent {
+    WorkerEvent::Stopped { reason, message, runs, elapsed_s, fraction_kept: 0.0 }
+}
+
+/// What a `start` takes over from a stopped bench.
+struct Resume {
+    prior: Vec<RunRecord>,
+    any_backend: bool,
+    elapsed_s: f64,
 }
 
 /// Run a bench (or this worker's share of one) and return its last event: the report, or
 /// why it stopped with the runs it finished.
-#[allow(clippy::too_many_arguments)] // the fields of one `start` request
 async fn run(
     worker: &std::rc::Rc<Worker>,
     config: &BenchConfig,
     requested: rdbench_core::messages::BackendChoice,
-    prior: Vec<RunRecord>,
-    any_backend: bool,
+    resume: Resume,
     slice: Option<rdbench_core::records::Slice>,
     note: String,
     calibration: Vec<rdbench_core::report::Calibration>,
 ) -> WorkerEvent {
+    let Resume { prior, any_backend, elapsed_s } = resume;
     if let Err(e) = config.validate() {
-        return stopped(StopReason::Config, e.to_string(), prior);
+        return stopped(StopReason::Config, e.to_string(), prior, elapsed_s);
     }
     // The page resolves `auto` first (a `resolve` request) and starts with the result; a
     // start that still says `auto` resolves here, for one worker.
     let kind = match resolve::kind_for_start(requested, config).await {
         Ok(k) => k,
-        Err(e) => return stopped(StopReason::Backend, e, prior),
+        Err(e) => return stopped(StopReason::Backend, e, prior, elapsed_s),
     };
     let backend = match resolve::backend(kind, "").await {
         Ok(b) => Backend { split: slice.filter(|s| s.count > 1), note, calibration, ..b },
-        Err(e) => return stopped(StopReason::Backend, e, prior),
+        Err(e) => return stopped(StopReason::Backend, e, prior, elapsed_s),
     };
     let mut host = WorkerHost { worker: worker.clone(), last_progress: None, last_yield: Instant::now() };
-    match run_bench(config, &backend, Prior { runs: &prior, any_backend }, &mut host).await {
+    match run_bench(config, &backend, Prior { runs: &prior, any_backend, elapsed_s }, &mut host).await {
         Ok(report) => WorkerEvent::Report { json: report.to_json() + "\n" },
         Err(s) => {
             let reason = match s.reason {
@@ -153,7 +170,13 @@ async fn run(
                 EngineError::Config(_) => StopReason::Config,
                 EngineError::Device(_) => StopReason::Device,
             };
-            stopped(reason, s.reason.to_string(), s.runs)
+            WorkerEvent::Stopped {
+                reason,
+                message: s.reason.to_string(),
+                runs: s.runs,
+                elapsed_s: s.elapsed_s,
+                fraction_kept: s.fraction_kept,
+            }
         }
     }
 }
@@ -169,13 +192,17 @@ struct WorkerHost {
 impl Host for WorkerHost {
     fn event(&mut self, event: &Event) {
         let message = match event {
-            // Progress at most every 100 ms (enough for a smooth bar), and each epoch's end.
+            // Progress at most every 100 ms (enough for a smooth bar), each epoch's end, and
+            // where the bench starts (epoch 0, before the first step: it counts as no report
+            // in the 100 ms, so the first step is reported too).
             Event::Progress(p) => {
-                let due = self.last_progress.is_none_or(|t| t.elapsed().as_millis() >= 100);
-                if !due && p.step != p.steps {
-                    return;
+                if p.epoch > 0 {
+                    let due = self.last_progress.is_none_or(|t| t.elapsed().as_millis() >= 100);
+                    if !due && p.step != p.steps {
+                        return;
+                    }
+                    self.last_progress = Some(Instant::now());
                 }
-                self.last_progress = Some(Instant::now());
                 WorkerEvent::Progress { progress: p.clone() }
             }
             Event::RunFinished(run) => WorkerEvent::RunFinished { run: run.clone() },
@@ -194,6 +221,11 @@ impl Host for WorkerHost {
         }
         self.last_yield = Instant::now();
         Box::pin(browser::next_macrotask())
+    }
+
+    fn interrupted(&mut self) -> Pin<Box<dyn Future<Output = ()>>> {
+        // A cancel message wakes it (so does a relayed record; the engine then waits on).
+        Box::pin(browser::woken_or_after(60_000))
     }
 
     fn take_runs(&mut self) -> Vec<RunRecord> {

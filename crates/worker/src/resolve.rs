@@ -1,6 +1,8 @@
 //! Which backend a bench runs on in this browser: `auto` never takes a software (fallback)
 //! WebGPU adapter and, given a real one, calibrates WebGPU and the CPU workers and takes the
 //! faster (`rdbench_engine::calibrate::choose_faster`); the answer is one `backend` event.
+//! WebGPU asked for by name on a software adapter is used, and the event says so with the
+//! CPU's calibration beside it, so the page can name the adapter and compare before Run.
 
 use crate::browser::get;
 use js_sys::{Function, Promise};
@@ -89,6 +91,7 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
     let mut kind = Kind::Cpu;
     let mut note = String::new();
     let mut hint = String::new();
+    let mut fallback = false;
     if requested != BackendChoice::Cpu {
         match gpu_adapter().await {
             None if requested == BackendChoice::Webgpu => {
@@ -105,6 +108,7 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
             }
             Some(a) => {
                 hint = describe(&a);
+                fallback = is_fallback(&a);
                 match backend(Kind::Webgpu, &hint).await {
                     Ok(_) => kind = Kind::Webgpu,
                     Err(e) if requested == BackendChoice::Webgpu => return Err(e),
@@ -126,6 +130,10 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
     if !figures.iter().any(|f| f.backend == b.name) {
         figures.push(measure(kind, config, n).await?);
     }
+    let fallback_adapter = kind == Kind::Webgpu && fallback;
+    if fallback_adapter {
+        figures.push(measure(Kind::Cpu, config, cpu_workers).await?);
+    }
     Ok(WorkerEvent::Backend {
         backend: b.name,
         adapter: b.adapter,
@@ -133,6 +141,7 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
         calibration: figures,
         workers: n,
         work_total: rdbench_engine::protocol::work_total(config),
+        fallback_adapter,
     })
 }
 

@@ -71,18 +71,23 @@ pub fn unreachable_alpha_warning(n_pairs: usize, alpha: f64) -> Option<String> {
     ))
 }
 
+/// Whether a null statistic (a sum or mean of flipped diffs) is at least as extreme as the
+/// observed one, two-sided, counting values equal in exact arithmetic as ties.
+pub fn as_extreme(null: f64, observed: f64) -> bool {
+    null.abs() >= observed.abs() - super::tie_tolerance(observed)
+}
+
 /// p = fraction of sign assignments whose |mean| >= |observed mean|, and how it was made.
 pub fn sign_flip_p(diffs: &[f64], permutations: usize, seed: u64) -> (f64, SignFlipMethod) {
     let n = diffs.len();
     assert!(n > 0, "sign-flip test needs at least one pair");
-    let observed: f64 = diffs.iter().sum::<f64>().abs();
-    let threshold = observed - super::tie_tolerance(observed);
+    let observed: f64 = diffs.iter().sum::<f64>();
     let flipped_sum = |signs: &dyn Fn(usize) -> bool| -> f64 {
         diffs.iter().enumerate().map(|(i, &d)| if signs(i) { -d } else { d }).sum::<f64>()
     };
     if n <= EXACT_MAX_PAIRS {
         let total = 1u64 << n;
-        let hits = (0..total).filter(|&mask| flipped_sum(&|i| mask >> i & 1 == 1).abs() >= threshold).count();
+        let hits = (0..total).filter(|&mask| as_extreme(flipped_sum(&|i| mask >> i & 1 == 1), observed)).count();
         (hits as f64 / total as f64, SignFlipMethod::Exact { assignments: total })
     } else {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -90,7 +95,7 @@ pub fn sign_flip_p(diffs: &[f64], permutations: usize, seed: u64) -> (f64, SignF
         let mut hits = 0usize;
         for _ in 0..permutations {
             signs.iter_mut().for_each(|s| *s = rng.random::<bool>());
-            if flipped_sum(&|i| signs[i]).abs() >= threshold {
+            if as_extreme(flipped_sum(&|i| signs[i]), observed) {
                 hits += 1;
             }
         }

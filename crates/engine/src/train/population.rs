@@ -6,7 +6,7 @@ use super::arm::GradientRule;
 use super::batch::{DeviceData, epoch_order};
 use super::dense::eval_mse;
 use super::enrich::Ranks;
-use super::{Tally, TrainSettings, init_population, read_f32};
+use super::{Tally, TrainSettings, init_population, read_f32, unless_cancelled};
 use crate::error::EngineError;
 use crate::host::{Event, Host};
 use crate::model::RecurrentModel;
@@ -71,9 +71,8 @@ pub async fn train_population(
                 || host.every_step()
                 || last_read.elapsed().as_secs_f64() >= GPU_READ_EVERY_S
             {
-                let vals =
-                    read_f32(Tensor::cat(unread.iter().flat_map(|u| [u.loss.clone(), u.norm.clone()]).collect(), 0))
-                        .await?;
+                let cat = Tensor::cat(unread.iter().flat_map(|u| [u.loss.clone(), u.norm.clone()]).collect(), 0);
+                let vals = unless_cancelled(read_f32(cat), host).await?;
                 for (u, vals) in unread.drain(..).zip(vals.chunks(2 * r)) {
                     let (losses, gnorms) = vals.split_at(r);
                     let live: Vec<bool> = diverged.iter().map(Option::is_none).collect();
@@ -99,11 +98,11 @@ pub async fn train_population(
                         steps,
                         runs_done: tally.runs_done,
                         runs_total: tally.runs_total,
-                        fraction: tally.work_done as f64 / tally.work_total.max(1) as f64,
+                        fraction: tally.share(tally.work_done),
                         lrs: lrs.clone(),
                         seeds: seeds.clone(),
                         losses: (0..r).map(|i| diverged[i].is_none().then_some(losses[i] as f64)).collect(),
-                        elapsed_s: tally.start.elapsed().as_secs_f64(),
+                        elapsed_s: tally.elapsed_s(),
                     }));
                 }
                 last_read = Instant::now();

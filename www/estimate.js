@@ -1,0 +1,52 @@
+// How long a bench will take, from the engine's own figures: its work units (`work_total`,
+// the unit of its progress) times the milliseconds per unit the engine measured for the
+// backend it resolves to (a few training steps of this config in this browser), over the
+// workers it runs on. A bench, or a study of several, estimated above CONFIRM_ABOVE_S asks
+// first. WebGPU on a software adapter is named, with the CPU's estimate beside it.
+import { duration, num } from './format.js';
+
+/** Seconds above which a bench or a study asks before it starts (or just after). */
+export const CONFIRM_ABOVE_S = 120;
+
+/** Seconds `info.work_total` takes at calibration `cal` over its workers. */
+const secondsAt = (info, cal) => (info.work_total * cal.ms_per_work_unit) / Math.max(1, cal.workers) / 1000;
+
+/** What a software WebGPU adapter means for a bench or a study (`what`) of `seconds` on it. */
+function adapterWarning(what, seconds, { adapter, cpuSeconds, cpuWorkers }) {
+  return `WebGPU here is a software adapter (${adapter}): the GPU's work is emulated on the CPU. ` +
+    `This ${what} ≈ ${duration(seconds)} on it` +
+    (cpuSeconds === null ? '.' : `, ≈ ${duration(cpuSeconds)} on the CPU backend (${cpuWorkers} worker${cpuWorkers === 1 ? '' : 's'}).`) +
+    ' Choose CPU or auto unless you mean to test this adapter.';
+}
+
+/**
+ * The estimate from a 'backend' event: { seconds, text, info, fallback } or { error }.
+ * fallback: null, or { adapter, cpuSeconds, cpuWorkers, text } when WebGPU is a software
+ * adapter (the engine lists the CPU's calibration beside it).
+ */
+export function estimateOf(info) {
+  const cal = info.calibration.find((c) => c.backend === info.backend);
+  if (!cal || !info.work_total) return { error: `the engine did not measure ${info.backend}` };
+  const workers = Math.max(1, info.workers);
+  const seconds = secondsAt(info, { ...cal, workers });
+  const text = `Estimated time ≈ ${duration(seconds)} on ${info.backend}` +
+    `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
+    `${num(cal.ms_per_work_unit)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser.`;
+  let fallback = null;
+  if (info.fallback_adapter) {
+    const cpu = info.calibration.find((c) => c.backend !== info.backend);
+    fallback = { adapter: info.adapter, cpuSeconds: cpu ? secondsAt(info, cpu) : null, cpuWorkers: cpu?.workers ?? 0 };
+    fallback.text = adapterWarning('bench', seconds, fallback);
+  }
+  return { seconds, text, info, fallback };
+}
+
+/** Several estimates as one, for a study whose benches run one after another. */
+export function sumEstimates(parts) {
+  const seconds = parts.reduce((s, p) => s + p.seconds, 0);
+  const one = parts.find((p) => p.fallback)?.fallback;
+  if (!one) return { seconds, fallback: null };
+  const cpu = parts.every((p) => p.fallback?.cpuSeconds != null) ? parts.reduce((s, p) => s + p.fallback.cpuSeconds, 0) : null;
+  const fallback = { ...one, cpuSeconds: cpu };
+  return { seconds, fallback: { ...fallback, text: adapterWarning('study', seconds, fallback) } };
+}
