@@ -176,6 +176,7 @@ pub fn probe_record(
         grad_cos_kmax: cos_kmax,
         peak_bytes_checkpointed: None,
         peak_bytes_dense: None,
+        frontier: Vec::new(),
     }
 }
 

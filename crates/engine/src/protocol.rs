@@ -39,8 +39,9 @@ pub struct Stopped {
     pub runs: Vec<RunRecord>,
 }
 
-/// The training rule of `arm` under `cfg`: the one place an arm is chosen.
-pub fn rule_for(arm: Arm, cfg: &BenchConfig) -> Box<dyn GradientRule> {
+/// The training rule of `arm` in `phase` under `cfg`: the one place an arm is chosen. The
+/// idea's full runs also measure the frontier at every probe (issue 17).
+pub fn rule_for(arm: Arm, phase: Phase, cfg: &BenchConfig) -> Box<dyn GradientRule> {
     match arm {
         Arm::Baseline => Box::new(DenseRule),
         Arm::Idea => Box::new(IdeaRule::new(ProbeSettings {
@@ -49,6 +50,7 @@ pub fn rule_for(arm: Arm, cfg: &BenchConfig) -> Box<dyn GradientRule> {
             policy: cfg.policy,
             reversal_iters: cfg.reversal_iters,
             batch_size: cfg.batch_size,
+            frontier: phase == Phase::Full,
         })),
     }
 }
@@ -162,13 +164,13 @@ impl Scheduler<'_> {
         host: &mut dyn Host,
     ) -> Result<Vec<RunRecord>, EngineError> {
         if self.threads > 1 && specs.len() > 1 {
-            let (cfg, arm) = (self.cfg, specs[0].arm);
+            let (cfg, arm, phase) = (self.cfg, specs[0].arm, specs[0].phase);
             return crate::train::parallel::train_split(
                 self.model,
                 specs,
                 (train, eval),
                 &self.settings,
-                &|| rule_for(arm, cfg),
+                &|| rule_for(arm, phase, cfg),
                 self.device,
                 host,
                 &mut self.tally,
@@ -237,9 +239,8 @@ pub fn work_total(cfg: &BenchConfig) -> usize {
     let (sweep_n, full_n) = (track.n_train() - track.n_val(), track.n_train());
     ARMS.iter()
         .map(|&arm| {
-            let rule = rule_for(arm, cfg);
-            let w = |runs, n| work(&*rule, runs, n, cfg.batch_size, cfg.epochs);
-            w(cfg.lrs.len() * cfg.n_sweep_seeds, sweep_n) + w(cfg.n_seeds, full_n)
+            let w = |phase, runs, n| work(&*rule_for(arm, phase, cfg), runs, n, cfg.batch_size, cfg.epochs);
+            w(Phase::Sweep, cfg.lrs.len() * cfg.n_sweep_seeds, sweep_n) + w(Phase::Full, cfg.n_seeds, full_n)
         })
         .sum()
 }
@@ -280,7 +281,7 @@ pub async fn run_phases(
     let sweep_data = (&DeviceData::new(&sweep.train, device), &DeviceData::new(&sweep.eval, device));
     let full_data = (&DeviceData::new(&full.train, device), &DeviceData::new(&full.eval, device));
 
-    let mut rules = ARMS.map(|arm| rule_for(arm, cfg));
+    let mut rules = [Phase::Sweep, Phase::Full].map(|phase| ARMS.map(|arm| rule_for(arm, phase, cfg)));
     let settings = TrainSettings::new(cfg, &backend.name);
     let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
     let mut scheduler = Scheduler {
@@ -295,9 +296,11 @@ pub async fn run_phases(
         tally: Tally::new(2 * (n_sweep + cfg.n_seeds), 0),
         reused: 0,
     };
-    scheduler.tally.work_total = rules
-        .iter()
-        .map(|r| scheduler.work(&**r, n_sweep, sweep_data.0.n) + scheduler.work(&**r, cfg.n_seeds, full_data.0.n))
+    scheduler.tally.work_total = (0..ARMS.len())
+        .map(|i| {
+            scheduler.work(&*rules[0][i], n_sweep, sweep_data.0.n)
+                + scheduler.work(&*rules[1][i], cfg.n_seeds, full_data.0.n)
+        })
         .sum();
     debug_assert_eq!(scheduler.tally.work_total, work_total(cfg));
 
@@ -309,7 +312,7 @@ pub async fn run_phases(
         let specs = population(arm, Phase::Sweep, &cfg.lrs, sweep_seeds.clone());
         let t0 = Instant::now();
         let recs =
-            scheduler.train_or_reuse(&specs, &mut *rules[i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
+            scheduler.train_or_reuse(&specs, &mut *rules[0][i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
         best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm)).expect("validated: the lr grid is not empty");
         runs.extend(recs);
@@ -318,7 +321,7 @@ pub async fn run_phases(
         let specs = population(arm, Phase::Full, &[best[i]], 0..cfg.n_seeds as u64);
         let t0 = Instant::now();
         let recs =
-            scheduler.train_or_reuse(&specs, &mut *rules[i], full_data, host).await.map_err(|e| stop(e, &runs))?;
+            scheduler.train_or_reuse(&specs, &mut *rules[1][i], full_data, host).await.map_err(|e| stop(e, &runs))?;
         phase_time.insert(format!("{}_full", arm.as_str()), t0.elapsed().as_secs_f64());
         runs.extend(recs);
     }

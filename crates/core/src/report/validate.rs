@@ -61,7 +61,8 @@ pub const TOP_KEYS: &[&str] = &[
     "idea_sweep",
 ];
 /// Extension keys this version writes after the seed keys.
-pub const EXTENSION_KEYS: &[&str] = &["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs"];
+pub const EXTENSION_KEYS: &[&str] =
+    &["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier"];
 const BASELINE_KEYS: &[&str] = &["best_cfg", "sweep", "full"];
 const FULL_KEYS: &[&str] = &["mean", "std", "per_seed", "n"];
 const IDEA_KEYS: &[&str] = &["best_cfg", "mean", "std", "per_seed", "n"];
@@ -168,8 +169,47 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
     if c.problems.is_empty() { Ok(report) } else { Err(c.problems) }
 }
 
+/// The `frontier` block must be what its runs' probes give (`frontier::build`): every
+/// number at its JSON path, so a tampered point is named.
+fn frontier(r: &Report, c: &mut Checker) {
+    let Some(have) = &r.frontier else { return };
+    let t = r.config.as_ref().and_then(|cfg| crate::track::by_name(&cfg.track)).map(|tr| tr.seq_len());
+    if let Some(t) = t.filter(|&t| t != have.t) {
+        c.fail("frontier.t", format!("{} but the track's sequences have {t} steps", have.t));
+    }
+    let want = r.runs.as_deref().and_then(|runs| crate::frontier::build(have.t, runs));
+    let Some(want) = want else {
+        return c.fail("frontier", "no probe of the idea's full runs in `runs` measured the frontier");
+    };
+    let json = |f: &crate::frontier::Frontier| serde_json::to_value(f).expect("serialises");
+    diff(&json(&want), &json(have), "frontier", c);
+}
+
+/// Every place where `have` differs from `want` (numbers within `close`).
+fn diff(want: &Value, have: &Value, path: &str, c: &mut Checker) {
+    match (want, have) {
+        (Value::Object(w), Value::Object(h)) => {
+            for (k, wv) in w {
+                diff(wv, h.get(k).unwrap_or(&Value::Null), &join(path, k), c);
+            }
+        }
+        (Value::Array(w), Value::Array(h)) if w.len() == h.len() => {
+            for (i, (wv, hv)) in w.iter().zip(h).enumerate() {
+                diff(wv, hv, &format!("{path}[{i}]"), c);
+            }
+        }
+        (Value::Array(w), Value::Array(h)) => {
+            c.fail(path, format!("{} entries, but the runs' probes give {}", h.len(), w.len()))
+        }
+        (Value::Number(w), Value::Number(h)) if close(w.as_f64().unwrap_or(0.0), h.as_f64().unwrap_or(0.0)) => {}
+        (w, h) if w == h => {}
+        (w, h) => c.fail(path, format!("{h} but the runs' probes give {w}")),
+    }
+}
+
 /// The arithmetic that ties the report's numbers together.
 fn semantics(r: &Report, c: &mut Checker) {
+    frontier(r, c);
     if r.bench_version != super::BENCH_VERSION {
         c.fail("bench_version", format!("expected {}, found {}", super::BENCH_VERSION, r.bench_version));
     }
