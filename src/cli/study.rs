@@ -1,5 +1,5 @@
 //! `rdbench study`: the bench on every model under every policy, pooled into
-//! `study_report.json` and its chart.
+//! `study_report.json`, its chart and each model's frontier.
 
 use super::args::StudyArgs;
 use super::run::bench_with_bar;
@@ -35,8 +35,16 @@ pub fn study(args: &StudyArgs) -> Result<(), String> {
         let root = SVGBackend::new(&args.chart, (1200, 560)).into_drawing_area();
         rdbench_page::study_chart::draw(&root, &study, 1.0)?;
         root.present().map_err(|e| format!("cannot write {}: {e:?}", args.chart.display()))?;
+        let root = SVGBackend::new(&args.frontier_chart, (1200, 600)).into_drawing_area();
+        rdbench_page::frontier::draw_frontiers(&root, &study.frontier, false, rdbench_page::style::Scale(1.0))?;
+        root.present().map_err(|e| format!("cannot write {}: {e:?}", args.frontier_chart.display()))?;
     }
     print!("{}", crate::summary::study::render(&study));
-    println!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
+    println!(
+        "study report written to {}, charts to {} and {}",
+        run.out.display(),
+        args.chart.display(),
+        args.frontier_chart.display()
+    );
     Ok(())
 }
