@@ -105,11 +105,11 @@ fn the_frontier_is_derived_from_the_probes_and_validated() {
         assert!(run.probes.iter().all(|p| p.frontier.is_empty() != full_idea), "{:?} {:?}", run.arm, run.phase);
     }
     for kind in ScheduleKind::ALL {
-        assert!(f.points.iter().any(|p| p.schedule == kind), "no {kind:?} point");
+        assert!(f.points.iter().any(|p| p.at.schedule == kind), "no {kind:?} point");
     }
-    let dense = f.points.iter().find(|p| p.schedule == ScheduleKind::Dense).unwrap();
+    let dense = f.points.iter().find(|p| p.at.schedule == ScheduleKind::Dense).unwrap();
     assert_eq!((dense.stored_states, dense.forward_evals, dense.n), (81.0, 80.0, 6));
-    assert!(f.points.iter().filter(|p| p.schedule.is_exact()).all(|p| p.grad_rel_err.unwrap() <= 1e-6));
+    assert!(f.points.iter().filter(|p| p.at.schedule.is_exact()).all(|p| p.grad_rel_err.unwrap() <= 1e-6));
     assert!(!f.dominated.conclusion.is_empty());
 
     // A tampered point, in the block or in a run's probe, is named by its path.

@@ -1,7 +1,8 @@
 //! The checkpointed pass really holds fewer states: peak heap bytes of one idea gradient
 //! step at k = 16 against k = 1, measured by a counting global allocator on a config where
 //! hidden states dominate (hidden 256, batch 64, T 80), for the GRU and for rev_ode_small at
-//! k = k_max, and the probe's measured peaks. Figures are in the README.
+//! k = k_max, and the probe's measured peaks; and revolve with fewer slots holds less.
+//! Figures are in the README.
 
 mod common;
 use common::*;
@@ -19,14 +20,19 @@ use rdbench_engine::train::init_population;
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
+/// A GRU of `h` hidden units (one run) and a batch of `b` pendulum trajectories.
+fn gru_at(h: usize, b: usize) -> (Gru, Vec<burn::tensor::Tensor<3>>, rdbench_engine::train::batch::Batch) {
+    let data = Pendulum::default().generate(0);
+    let model = Gru::new(2, h, 2);
+    let (params, _) = init_population(&model, &[0], &device());
+    (model, params, DeviceData::new(&data.train, &device()).all(1, b))
+}
+
 #[test]
 fn k16_peak_is_below_k1_peak_by_the_states_it_does_not_keep() {
     rdbench::alloc_count::install_meter();
     let (h, b) = (256usize, 64usize);
-    let data = Pendulum::default().generate(0);
-    let model = Gru::new(2, h, 2);
-    let (params, _) = init_population(&model, &[0], &device());
-    let batch = DeviceData::new(&data.train, &device()).all(1, b);
+    let (model, params, batch) = gru_at(h, b);
     // Warm up any lazily allocated pools before measuring.
     drop(checkpointed_grads(&model, &params, &batch, &[1], 20));
     // Per-thread peaks: the tests of this binary run on parallel threads.
@@ -88,10 +94,7 @@ fn revolve_with_fewer_slots_holds_less() {
     // and k = 2) should differ by about the 35 states it does not keep.
     rdbench::alloc_count::install_meter();
     let (h, b) = (256usize, 64usize);
-    let data = Pendulum::default().generate(0);
-    let model = Gru::new(2, h, 2);
-    let (params, _) = init_population(&model, &[0], &device());
-    let batch = DeviceData::new(&data.train, &device()).all(1, b);
+    let (model, params, batch) = gru_at(h, b);
     let run = |slots| Schedule::Revolve { slots }.run(&model, &params, &batch, 20);
     drop(run(40));
     let (wide, p40) = thread_peak_during(|| run(40));

@@ -7,7 +7,6 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::{BenchConfig, parse_texts};
-use rdbench_core::policy::Policy;
 use rdbench_core::track::{Pendulum, Track};
 use rdbench_engine::backend;
 use rdbench_engine::host::Quiet;
@@ -33,14 +32,8 @@ fn random_cell_reverses_exactly_and_k_max_checkpointing_is_bptt() {
     let model = model::by_name("rev_ode_small", &shape(32, 8)).unwrap();
     let (params, _) = init_population(&*model, &[0, 1], &device());
     let batch = DeviceData::new(&data.train, &device()).all(2, 32);
-    let s = ProbeSettings {
-        tau: 0.08,
-        k_max: 16,
-        policy: Policy::OneStep,
-        reversal_iters: 20,
-        batch_size: 32,
-        frontier: false,
-    };
+    // The spec defaults: tau 0.08, k_max 16, one_step, 20 reversal iterations, batch 32.
+    let s = ProbeSettings::new(&BenchConfig::default(), false);
     let recs = futures::executor::block_on(probe(&*model, &params, &batch, &s, 0)).unwrap();
     for r in &recs {
         assert!(r.defect_mean.unwrap() < 1e-5, "defect {:?}", r.defect_mean);

@@ -9,8 +9,8 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
+use rdbench_core::config::BenchConfig;
 use rdbench_core::frontier::grid;
-use rdbench_core::policy::Policy;
 use rdbench_core::records::ScheduleKind;
 use rdbench_core::track::{Pendulum, Track};
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
@@ -174,27 +174,21 @@ fn a_frontier_probe_records_every_schedule_of_the_grid() {
     let model = Gru::new(2, 16, 2);
     let (params, _) = init_population(&model, &[0, 1], &device());
     let batch = DeviceData::new(&data.train, &device()).all(2, 8);
-    let s = ProbeSettings {
-        tau: 0.08,
-        k_max: 8,
-        policy: Policy::OneStep,
-        reversal_iters: 5,
-        batch_size: 8,
-        frontier: true,
-    };
+    let cfg = BenchConfig { k_max: 8, reversal_iters: 5, batch_size: 8, ..BenchConfig::default() };
+    let s = ProbeSettings::new(&cfg, true);
     let recs = futures::executor::block_on(probe(&model, &params, &batch, &s, 0)).unwrap();
     let g = grid(80, 8);
     for rec in &recs {
-        let of = |kind: ScheduleKind| rec.frontier.iter().filter(move |p| p.schedule == kind);
+        let of = |kind: ScheduleKind| rec.frontier.iter().filter(move |p| p.at.schedule == kind);
         assert_eq!(of(ScheduleKind::Dense).count(), 1);
-        assert_eq!(of(ScheduleKind::Idea).map(|p| p.k).collect::<Vec<_>>(), vec![Some(rec.k)]);
-        assert_eq!(of(ScheduleKind::Reversal).filter_map(|p| p.k).collect::<Vec<_>>(), g.reversal_ks);
-        assert_eq!(of(ScheduleKind::FixedInterval).filter_map(|p| p.k).collect::<Vec<_>>(), g.fixed_interval_ks);
-        let slots: Vec<usize> = of(ScheduleKind::Revolve).filter_map(|p| p.slots).collect();
+        assert_eq!(of(ScheduleKind::Idea).map(|p| p.at.k).collect::<Vec<_>>(), vec![Some(rec.k)]);
+        assert_eq!(of(ScheduleKind::Reversal).filter_map(|p| p.at.k).collect::<Vec<_>>(), g.reversal_ks);
+        assert_eq!(of(ScheduleKind::FixedInterval).filter_map(|p| p.at.k).collect::<Vec<_>>(), g.fixed_interval_ks);
+        let slots: Vec<usize> = of(ScheduleKind::Revolve).filter_map(|p| p.at.slots).collect();
         assert!(g.revolve_slots.iter().all(|s| slots.contains(s)), "{slots:?}");
         for p in &rec.frontier {
             assert_eq!(p.vjp_steps, 80, "{p:?}");
-            if p.schedule.is_exact() {
+            if p.at.schedule.is_exact() {
                 assert!(p.grad_rel_err.unwrap() <= 1e-6 && p.grad_cos.unwrap() > 0.999999, "{p:?}");
                 assert_eq!(p.reversal_evals, 0);
             }
@@ -202,7 +196,7 @@ fn a_frontier_probe_records_every_schedule_of_the_grid() {
         let dense = of(ScheduleKind::Dense).next().unwrap();
         assert_eq!((dense.stored_states, dense.forward_evals), (81, 80));
         assert_eq!(rec.grad_cos_chosen, of(ScheduleKind::Idea).next().unwrap().grad_cos);
-        assert_eq!(rec.grad_cos_kmax, of(ScheduleKind::Reversal).find(|p| p.k == Some(8)).unwrap().grad_cos);
+        assert_eq!(rec.grad_cos_kmax, of(ScheduleKind::Reversal).find(|p| p.at.k == Some(8)).unwrap().grad_cos);
     }
     // A probe without the frontier records none and the same defects and interval.
     let plain = futures::executor::block_on(probe(&model, &params, &batch, &ProbeSettings { frontier: false, ..s }, 0));

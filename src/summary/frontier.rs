@@ -10,20 +10,25 @@ pub fn table(f: &Frontier, indent: &str) -> String {
     let opt = |v: Option<f64>, p: usize| v.map_or("n/a".to_string(), |v| format!("{v:.p$}"));
     let _ = writeln!(
         s,
-        "{indent}{:<20} {:>7} {:>7} {:>8} {:>9} {:>8} {:>9} {:>10} {:>10} {:>8} {:>4}",
-        "schedule", "k/slots", "states", "forward", "reversal", "cells", "cosine", "rel. err", "peak B", "ms/run", "n"
+        "{indent}{:<20} {:>9} {:>7} {:>8} {:>9} {:>8} {:>9} {:>10} {:>10} {:>8} {:>4}",
+        "schedule",
+        "parameter",
+        "states",
+        "forward",
+        "reversal",
+        "cells",
+        "cosine",
+        "rel. err",
+        "peak B",
+        "ms/run",
+        "n"
     );
     for p in &f.points {
-        let param = match (p.k, p.slots) {
-            (Some(k), _) => format!("k={k}"),
-            (_, Some(s)) => format!("s={s}"),
-            _ => String::new(),
-        };
         let _ = writeln!(
             s,
-            "{indent}{:<20} {:>7} {:>7.1} {:>8.1} {:>9.1} {:>8.1} {:>9} {:>10} {:>10} {:>8} {:>4}",
-            p.schedule.label(),
-            param,
+            "{indent}{:<20} {:>9} {:>7.1} {:>8.1} {:>9.1} {:>8.1} {:>9} {:>10} {:>10} {:>8} {:>4}",
+            p.at.schedule.label(),
+            p.at.param(),
             p.stored_states,
             p.forward_evals,
             p.reversal_evals,

@@ -9,7 +9,7 @@
 //! page share it.
 
 use crate::policy::chained_ks;
-use crate::records::{Arm, FrontierPoint, Phase, RunRecord, ScheduleKind};
+use crate::records::{Arm, FrontierPoint, Phase, RunRecord, ScheduleAt, ScheduleKind};
 use crate::stats::mean;
 use serde::{Deserialize, Serialize};
 
@@ -62,14 +62,9 @@ pub fn grid(t: usize, k_max: usize) -> Grid {
 /// A point of the report: one schedule at one parameter, averaged over the probes that ran it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointMean {
-    /// The schedule.
-    pub schedule: ScheduleKind,
-    /// Its interval (fixed_interval, reversal, idea).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub k: Option<usize>,
-    /// Its snapshot slots (revolve).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slots: Option<usize>,
+    /// The schedule and its parameter.
+    #[serde(flatten)]
+    pub at: ScheduleAt,
     /// Probes averaged.
     pub n: usize,
     /// Mean states held at the peak.
@@ -122,14 +117,9 @@ pub struct ProbeVerdict {
 /// The exact schedule a probe compares the idea with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExactAlternative {
-    /// dense, fixed_interval or revolve.
-    pub schedule: ScheduleKind,
-    /// Its interval (fixed_interval).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub k: Option<usize>,
-    /// Its slots (revolve).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slots: Option<usize>,
+    /// dense, fixed_interval or revolve, with its parameter.
+    #[serde(flatten)]
+    pub at: ScheduleAt,
     /// States it held.
     pub stored_states: usize,
     /// Its forward plus reversal cell evaluations.
@@ -184,11 +174,6 @@ fn frontier_probes(runs: &[RunRecord]) -> Vec<(u64, &crate::records::ProbeRecord
     full.iter().flat_map(|r| r.probes.iter().filter(|p| !p.frontier.is_empty()).map(|p| (r.seed, p))).collect()
 }
 
-/// A point's grouping key: schedule, then its parameter.
-fn key(p: &FrontierPoint) -> (ScheduleKind, usize) {
-    (p.schedule, p.k.or(p.slots).unwrap_or(0))
-}
-
 fn mean_of(v: impl Iterator<Item = f64>) -> Option<f64> {
     let v: Vec<f64> = v.filter(|x| x.is_finite()).collect();
     (!v.is_empty()).then(|| mean(&v))
@@ -201,19 +186,18 @@ pub fn build(t: usize, runs: &[RunRecord]) -> Option<Frontier> {
     if probes.is_empty() {
         return None;
     }
-    let mut keys: Vec<(ScheduleKind, usize)> = probes.iter().flat_map(|(_, p)| p.frontier.iter().map(key)).collect();
+    // Schedules in report order, then their parameter ascending (`ScheduleAt`'s order).
+    let mut keys: Vec<ScheduleAt> = probes.iter().flat_map(|(_, p)| p.frontier.iter().map(|q| q.at)).collect();
     keys.sort_unstable();
     keys.dedup();
     let points = keys
         .iter()
         .map(|&k| {
             let group: Vec<&FrontierPoint> =
-                probes.iter().flat_map(|(_, p)| p.frontier.iter().filter(move |q| key(q) == k)).collect();
+                probes.iter().flat_map(|(_, p)| p.frontier.iter().filter(move |q| q.at == k)).collect();
             let m = |f: fn(&FrontierPoint) -> f64| mean(&group.iter().map(|p| f(p)).collect::<Vec<_>>());
             PointMean {
-                schedule: k.0,
-                k: group[0].k,
-                slots: group[0].slots,
+                at: k,
                 n: group.len(),
                 stored_states: m(|p| p.stored_states as f64),
                 forward_evals: m(|p| p.forward_evals as f64),
@@ -232,23 +216,17 @@ pub fn build(t: usize, runs: &[RunRecord]) -> Option<Frontier> {
 
 /// One probe's verdict; None when it has no idea point.
 fn verdict(seed: u64, p: &crate::records::ProbeRecord) -> Option<ProbeVerdict> {
-    let idea = p.frontier.iter().find(|q| q.schedule == ScheduleKind::Idea)?;
+    let idea = p.frontier.iter().find(|q| q.at.schedule == ScheduleKind::Idea)?;
     let exact = p
         .frontier
         .iter()
-        .filter(|q| q.schedule.is_exact() && q.stored_states <= idea.stored_states)
+        .filter(|q| q.at.schedule.is_exact() && q.stored_states <= idea.stored_states)
         .min_by_key(|q| (q.cell_evals(), q.stored_states))
-        .map(|q| ExactAlternative {
-            schedule: q.schedule,
-            k: q.k,
-            slots: q.slots,
-            stored_states: q.stored_states,
-            cell_evals: q.cell_evals(),
-        });
+        .map(|q| ExactAlternative { at: q.at, stored_states: q.stored_states, cell_evals: q.cell_evals() });
     Some(ProbeVerdict {
         seed,
         epoch: p.epoch,
-        k: idea.k.unwrap_or(p.k),
+        k: idea.at.k.unwrap_or(p.k),
         stored_states: idea.stored_states,
         cell_evals: idea.cell_evals(),
         grad_cos: idea.grad_cos,
@@ -262,7 +240,7 @@ fn dominated(t: usize, probes: Vec<ProbeVerdict>) -> Dominated {
     let hits = probes.iter().filter(|p| p.dominated).count();
     let saving: Vec<&ProbeVerdict> = probes.iter().filter(|p| p.stored_states < t + 1).collect();
     let mean_u = |f: &dyn Fn(&ProbeVerdict) -> Option<f64>| mean_of(saving.iter().filter_map(|p| f(p)));
-    let mut kinds: Vec<ScheduleKind> = saving.iter().filter_map(|p| p.exact.as_ref().map(|e| e.schedule)).collect();
+    let mut kinds: Vec<ScheduleKind> = saving.iter().filter_map(|p| p.exact.as_ref().map(|e| e.at.schedule)).collect();
     kinds.sort_unstable();
     // The most frequent (ties: the first in report order).
     let exact_schedule = ScheduleKind::ALL
@@ -343,11 +321,13 @@ mod tests {
         reversal: u64,
         cos: f64,
     ) -> FrontierPoint {
-        let (k, slots) = if schedule == ScheduleKind::Revolve { (None, Some(param)) } else { (Some(param), None) };
+        let (k, slots) = match schedule {
+            ScheduleKind::Dense => (None, None),
+            ScheduleKind::Revolve => (None, Some(param)),
+            _ => (Some(param), None),
+        };
         FrontierPoint {
-            schedule,
-            k: (schedule != ScheduleKind::Dense).then_some(k).flatten(),
-            slots,
+            at: ScheduleAt { schedule, k, slots },
             stored_states: stored,
             forward_evals: forward,
             reversal_evals: reversal,
@@ -427,8 +407,8 @@ mod tests {
         let flags: Vec<(u64, usize, bool)> = d.probes.iter().map(|p| (p.seed, p.epoch, p.dominated)).collect();
         assert_eq!(flags, vec![(0, 0, true), (0, 1, true), (1, 0, false)]);
         let alt = d.probes[0].exact.as_ref().unwrap();
-        assert_eq!((alt.schedule, alt.slots, alt.cell_evals), (ScheduleKind::Revolve, Some(5), 236));
-        assert_eq!(d.probes[1].exact.as_ref().unwrap().schedule, ScheduleKind::Dense);
+        assert_eq!((alt.at.schedule, alt.at.slots, alt.cell_evals), (ScheduleKind::Revolve, Some(5), 236));
+        assert_eq!(d.probes[1].exact.as_ref().unwrap().at.schedule, ScheduleKind::Dense);
         assert_eq!(d.mean_idea_states, Some(6.0));
         assert_eq!(d.mean_idea_cell_evals, Some((1580.0 + 155.0) / 2.0));
         assert_eq!(d.mean_exact_cell_evals, Some(236.0));
@@ -437,7 +417,7 @@ mod tests {
         assert!(d.conclusion.contains("the other 1 it kept every state"), "{}", d.conclusion);
         // Points: means per schedule and parameter, in report order, with their counts.
         let keys: Vec<(ScheduleKind, Option<usize>, Option<usize>, usize)> =
-            f.points.iter().map(|p| (p.schedule, p.k, p.slots, p.n)).collect();
+            f.points.iter().map(|p| (p.at.schedule, p.at.k, p.at.slots, p.n)).collect();
         use ScheduleKind::*;
         assert_eq!(
             keys,

@@ -138,10 +138,9 @@ impl ScheduleKind {
     }
 }
 
-/// One gradient schedule run on a probe's batch and model (issue 17): what it held and
-/// evaluated, counted as it ran, and its gradient against dense BPTT's. Counts are per run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FrontierPoint {
+/// A schedule with its parameter: how the frontier names a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ScheduleAt {
     /// The schedule.
     pub schedule: ScheduleKind,
     /// Its interval (fixed_interval, reversal, idea).
@@ -150,6 +149,26 @@ pub struct FrontierPoint {
     /// Its snapshot slots (revolve).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slots: Option<usize>,
+}
+
+impl ScheduleAt {
+    /// Its parameter in words ("k = 16", "5 slots"; empty for dense).
+    pub fn param(&self) -> String {
+        match (self.k, self.slots) {
+            (Some(k), _) => format!("k = {k}"),
+            (_, Some(s)) => format!("{s} slot{}", if s == 1 { "" } else { "s" }),
+            _ => String::new(),
+        }
+    }
+}
+
+/// One gradient schedule run on a probe's batch and model (issue 17): what it held and
+/// evaluated, counted as it ran, and its gradient against dense BPTT's. Counts are per run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FrontierPoint {
+    /// The schedule and its parameter.
+    #[serde(flatten)]
+    pub at: ScheduleAt,
     /// Hidden states held at the peak (stored plus the working state).
     pub stored_states: usize,
     /// Forward step evaluations, recomputation included.

@@ -44,14 +44,7 @@ pub struct Stopped {
 pub fn rule_for(arm: Arm, phase: Phase, cfg: &BenchConfig) -> Box<dyn GradientRule> {
     match arm {
         Arm::Baseline => Box::new(DenseRule),
-        Arm::Idea => Box::new(IdeaRule::new(ProbeSettings {
-            tau: cfg.tau,
-            k_max: cfg.k_max,
-            policy: cfg.policy,
-            reversal_iters: cfg.reversal_iters,
-            batch_size: cfg.batch_size,
-            frontier: phase == Phase::Full,
-        })),
+        Arm::Idea => Box::new(IdeaRule::new(ProbeSettings::new(cfg, phase == Phase::Full))),
     }
 }
 

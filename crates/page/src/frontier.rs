@@ -5,11 +5,11 @@
 //! schedule that did its job with no more memory for less work.
 
 use crate::format::{exact, num, percent};
-use crate::layout::{Axis, Hover, Item, Key, err, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, Frame, INK, Scale, axes, range};
+use crate::layout::{Hover, Item, Key, err, header, hover, log_log};
+use crate::style::{BASELINE, INK, Scale, range};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use rdbench_core::frontier::{Frontier, PointMean};
+use rdbench_core::frontier::{Frontier, every_probe};
 use rdbench_core::records::ScheduleKind;
 use rdbench_core::report::Report;
 
@@ -21,29 +21,26 @@ const COSINE_BINS: [(f64, RGBColor, &str); 4] = [
     (f64::NEG_INFINITY, RGBColor(215, 48, 39), "< 0.9 or n/a"),
 ];
 
-/// A family's line colour and whether it is dashed (dense and the idea have no line).
-fn family(kind: ScheduleKind) -> Option<(RGBColor, bool)> {
+/// A family's line colour, width (CSS px) and whether it is dashed (dense and the idea have
+/// no line). Fixed interval is drawn wide and first: near T / 2 states it runs along revolve.
+fn family(kind: ScheduleKind) -> Option<(RGBColor, f64, bool)> {
     match kind {
-        ScheduleKind::FixedInterval => Some((BASELINE, false)),
-        ScheduleKind::Revolve => Some((RGBColor(148, 103, 189), false)),
-        ScheduleKind::Reversal => Some((RGBColor(140, 86, 75), true)),
+        ScheduleKind::FixedInterval => Some((BASELINE, 4.0, false)),
+        ScheduleKind::Revolve => Some((RGBColor(148, 103, 189), 1.8, false)),
+        ScheduleKind::Reversal => Some((RGBColor(140, 86, 75), 1.8, true)),
         ScheduleKind::Dense | ScheduleKind::Idea => None,
     }
+}
+
+/// How opaque a family's line is (the wide fixed-interval line lets revolve's show through).
+fn line_alpha(kind: ScheduleKind) -> f64 {
+    if kind == ScheduleKind::FixedInterval { 0.55 } else { 1.0 }
 }
 
 /// The fill of a point with cosine `c`.
 pub fn cosine_colour(c: Option<f64>) -> RGBColor {
     let c = c.filter(|c| c.is_finite()).unwrap_or(f64::NEG_INFINITY);
     COSINE_BINS.iter().find(|b| c >= b.0).map_or(COSINE_BINS[3].1, |b| b.1)
-}
-
-/// A point's parameter in words ("k = 16", "5 slots").
-fn param(p: &PointMean) -> String {
-    match (p.k, p.slots) {
-        (Some(k), _) => format!(", k = {k}"),
-        (_, Some(s)) => format!(", {s} slot{}", if s == 1 { "" } else { "s" }),
-        _ => String::new(),
-    }
 }
 
 /// Draw the report's frontier on `area`; a report without one gets a note.
@@ -67,17 +64,19 @@ pub fn draw_frontier<DB: DrawingBackend>(
         return Ok(Vec::new());
     };
     let d = &f.dominated;
-    let title = format!(
-        "{lead}Frontier, T = {}: idea dominated by exact checkpointing at {} of {} probes ({})",
-        f.t,
-        d.n_dominated,
-        d.n_probes,
-        percent(d.fraction)
-    );
+    let standing = match d.n_dominated {
+        0 => format!("the idea on the frontier at {}", every_probe(d.n_probes)),
+        k => format!(
+            "the idea dominated by exact checkpointing at {k} of {} probes ({})",
+            d.n_probes,
+            percent(d.fraction)
+        ),
+    };
+    let title = format!("{lead}Frontier, T = {}: {standing}", f.t);
     let mut items = vec![Item::new(Key::Swatch(INK.to_rgba()), "dense BPTT")];
     for kind in [ScheduleKind::FixedInterval, ScheduleKind::Revolve, ScheduleKind::Reversal] {
-        if let Some((c, dashed)) = family(kind).filter(|_| f.points.iter().any(|p| p.schedule == kind)) {
-            items.push(Item::new(Key::Line(c.to_rgba(), 2.0, dashed), kind.label()));
+        if let Some((c, width, dashed)) = family(kind).filter(|_| f.points.iter().any(|p| p.at.schedule == kind)) {
+            items.push(Item::new(Key::Line(c.mix(line_alpha(kind)), width.min(3.0), dashed), kind.label()));
         }
     }
     items.push(Item::new(Key::Ring(INK.to_rgba()), "idea's operating points"));
@@ -88,28 +87,15 @@ pub fn draw_frontier<DB: DrawingBackend>(
     let ys = f.points.iter().map(|p| p.cell_evals());
     let (xlo, xhi) = range(xs, true);
     let (ylo, yhi) = range(ys, true);
-    let mut chart = Frame { right: 16.0, ..Frame::default() }
-        .on(&rest, s)
-        .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
-        .map_err(&e)?;
-    axes(&mut chart, s)
-        .disable_mesh()
-        .x_label_formatter(&|_| String::new())
-        .y_label_formatter(&|_| String::new())
-        .x_desc("hidden states held at the peak")
-        .y_desc("cell evaluations (forward + reversal)")
-        .draw()
-        .map_err(&e)?;
-    let dense = (f.t + 1) as f64;
-    place_labels(area, &chart, Axis::X, &log_candidates(xlo, xhi, &[dense]), ylo, 10, s)?;
-    place_labels(area, &chart, Axis::Y, &log_candidates(ylo, yhi, &[]), xlo, 9, s)?;
+    let desc = ("hidden states held at the peak", "cell evaluations (forward + reversal)");
+    let mut chart = log_log(area, &rest, ((xlo, xhi), (ylo, yhi)), desc, (&[(f.t + 1) as f64], &[]), s)?;
 
     for kind in [ScheduleKind::FixedInterval, ScheduleKind::Revolve, ScheduleKind::Reversal] {
-        let Some((c, dashed)) = family(kind) else { continue };
+        let Some((c, width, dashed)) = family(kind) else { continue };
         let mut line: Vec<(f64, f64)> =
-            f.points.iter().filter(|p| p.schedule == kind).map(|p| (p.stored_states, p.cell_evals())).collect();
+            f.points.iter().filter(|p| p.at.schedule == kind).map(|p| (p.stored_states, p.cell_evals())).collect();
         line.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let style = c.stroke_width(s.px(1.8));
+        let style = c.mix(line_alpha(kind)).stroke_width(s.px(width));
         if dashed {
             chart.draw_series(DashedLineSeries::new(line, s.px(6.0), s.px(4.0), style)).map_err(&e)?;
         } else {
@@ -120,7 +106,7 @@ pub fn draw_frontier<DB: DrawingBackend>(
     for p in &f.points {
         let at = (p.stored_states, p.cell_evals());
         let fill = cosine_colour(p.grad_cos).filled();
-        match p.schedule {
+        match p.at.schedule {
             ScheduleKind::Dense => {
                 let h = s.i(5.0);
                 let square = |style: ShapeStyle| EmptyElement::at(at) + Rectangle::new([(-h, -h), (h, h)], style);
@@ -142,8 +128,8 @@ pub fn draw_frontier<DB: DrawingBackend>(
             format!(
                 "{}{}: {} states, {} cell evaluations ({} forward + {} reversal), cosine {}, relative error {} \
                  (mean of {} probe{})",
-                p.schedule.label(),
-                param(p),
+                p.at.schedule.label(),
+                if p.at.param().is_empty() { String::new() } else { format!(", {}", p.at.param()) },
                 num(p.stored_states),
                 num(p.cell_evals()),
                 num(p.forward_evals),

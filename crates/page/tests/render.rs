@@ -260,14 +260,14 @@ fn frontier_chart_shows_every_schedule_and_both_models() {
         let (svg, drawn) = svg_at(size, |a| frontier::draw(a, &r, s));
         assert_eq!(drawn.points.len(), f.points.len(), "one read-out per point at {size:?}");
         for p in &f.points {
-            assert!(drawn.points.iter().any(|h| h.text.starts_with(p.schedule.label())), "{:?}", p.schedule);
+            assert!(drawn.points.iter().any(|h| h.text.starts_with(p.at.schedule.label())), "{:?}", p.at.schedule);
         }
         for family in ["fixed interval", "revolve", "reversal at fixed k", "operating points"] {
             assert!(svg.contains(family), "{family} missing at {size:?}");
         }
     }
     let mut other = f.clone();
-    other.points.retain(|p| p.schedule != rdbench_core::records::ScheduleKind::Reversal);
+    other.points.retain(|p| p.at.schedule != rdbench_core::records::ScheduleKind::Reversal);
     let models = vec![
         ModelFrontier { model: "rnn_small".into(), frontier: f },
         ModelFrontier { model: "rev_ode_small".into(), frontier: other },

@@ -11,7 +11,7 @@ use crate::schedule::{Pass, Schedule};
 use crate::train::batch::{Batch, rows};
 use burn::tensor::Tensor;
 use rdbench_core::frontier::{budget_of_interval, grid, slots_for_budget};
-use rdbench_core::records::FrontierPoint;
+use rdbench_core::records::{FrontierPoint, ScheduleAt};
 use web_time::Instant;
 
 /// One schedule's pass over (part of) the population, measured.
@@ -105,9 +105,7 @@ pub fn point(m: &Measured, run: usize, cos: Option<f64>, rel_err: Option<f64>) -
         Schedule::Idea { ks } => (Some(ks[row]), None),
     };
     Some(FrontierPoint {
-        schedule: m.schedule.kind(),
-        k,
-        slots,
+        at: ScheduleAt { schedule: m.schedule.kind(), k, slots },
         stored_states: c.stored_states,
         forward_evals: c.forward_evals,
         reversal_evals: c.reversal_evals,

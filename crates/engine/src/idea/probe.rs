@@ -33,6 +33,20 @@ pub struct ProbeSettings {
     pub frontier: bool,
 }
 
+impl ProbeSettings {
+    /// The settings of `cfg`'s idea runs; `frontier` for its full runs.
+    pub fn new(cfg: &rdbench_core::config::BenchConfig, frontier: bool) -> Self {
+        ProbeSettings {
+            tau: cfg.tau,
+            k_max: cfg.k_max,
+            policy: cfg.policy,
+            reversal_iters: cfg.reversal_iters,
+            batch_size: cfg.batch_size,
+            frontier,
+        }
+    }
+}
+
 fn finite(v: f32) -> Option<f64> {
     v.is_finite().then_some(v as f64)
 }
