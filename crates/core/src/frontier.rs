@@ -293,12 +293,12 @@ fn conclusion(t: usize, d: &Dominated) -> String {
     let kept = if d.n_saving == n {
         String::new()
     } else {
-        format!("; at the other {} it kept every state (k = 1)", n - d.n_saving)
+        format!("; at the other {} it kept every state (k = 1, dense BPTT)", n - d.n_saving)
     };
     let f0 = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0}"));
     format!(
-        "{head}: {at} the idea held {} of {} states and took {} cell evaluations (gradient cosine {}), the cheapest \
-         exact schedule within its memory ({}) {}{kept}",
+        "{head}: {at} the idea held {} of {} states and took {} cell evaluations (gradient cosine {}), where the \
+         cheapest exact schedule within its memory ({}) took {}{kept}",
         d.mean_idea_states.map_or("n/a".to_string(), |s| format!("{s:.1}")),
         t + 1,
         f0(d.mean_idea_cell_evals),
