@@ -9,10 +9,10 @@ use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RunSpec};
 use rdbench_core::track::{self, Track};
 use rdbench_engine::host::Quiet;
-use rdbench_engine::idea::checkpointed::checkpointed_grads;
 use rdbench_engine::model::kernels::flops;
 use rdbench_engine::model::{self, RecurrentModel};
 use rdbench_engine::protocol::rule_for;
+use rdbench_engine::schedule::reversal::checkpointed_grads;
 use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::dense::{autodiff_grads, dense_grads};
 use rdbench_engine::train::{Tally, TrainSettings, init_population, train_population};
@@ -61,8 +61,8 @@ pub fn step_peaks(
     let r = params[0].dims()[0];
     let (_, autodiff) = peak_during(|| autodiff_grads(model, params, batch).grads);
     let (_, dense) = peak_during(|| dense_grads(model, params, batch).grads);
-    let (_, k1) = peak_during(|| checkpointed_grads(model, params, batch, &vec![1; r], 20).out.grads);
-    let (_, kk) = peak_during(|| checkpointed_grads(model, params, batch, &vec![k_max; r], 20).out.grads);
+    let (_, k1) = peak_during(|| checkpointed_grads(model, params, batch, &vec![1; r], 20).grads);
+    let (_, kk) = peak_during(|| checkpointed_grads(model, params, batch, &vec![k_max; r], 20).grads);
     [autodiff, dense, k1, kk]
 }
 
@@ -234,7 +234,7 @@ fn protocol_and_runs(
         for arm in [Arm::Baseline, Arm::Idea] {
             let cfg = BenchConfig { epochs: 15, batch_size: 32, lrs: vec![0.01], ..BenchConfig::default() };
             let settings = TrainSettings::new(&cfg, &backend.name);
-            let mut rule = rule_for(arm, &cfg);
+            let mut rule = rule_for(arm, Phase::Full, &cfg);
             let spec = [RunSpec { arm, phase: Phase::Full, lr: 0.01, seed: 0 }];
             let mut tally = Tally::new(1, 1);
             let t0 = Instant::now();

@@ -11,10 +11,10 @@ use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec};
 use rdbench_core::track::{Dataset, Pendulum, Track};
 use rdbench_engine::fused_check::fused_check;
 use rdbench_engine::host::Quiet;
-use rdbench_engine::idea::checkpointed::checkpointed_grads;
 use rdbench_engine::model::kernels::cube_on;
 use rdbench_engine::model::{Gru, RecurrentModel};
 use rdbench_engine::protocol::rule_for;
+use rdbench_engine::schedule::reversal::checkpointed_grads;
 use rdbench_engine::train::batch::DeviceData;
 use rdbench_engine::train::dense::{dense_grads, hidden_states};
 use rdbench_engine::train::{Tally, TrainSettings, train_population};
@@ -68,7 +68,7 @@ fn fused_gpu_gradients_match_torch() {
     // The checkpointed pass at several intervals: states rebuilt by the fused reversal where
     // the fixture's cell allows (k = 1 is exact BPTT).
     let out = checkpointed_grads(&model, &params, &batch, &[1], 20);
-    check_grads("checkpointed k=1 on the GPU", &out.out.grads, &fx);
+    check_grads("checkpointed k=1 on the GPU", &out.grads, &fx);
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn train_on(device: &Device, specs: &[RunSpec]) -> Vec<RunRecord> {
     let (train, eval) = (DeviceData::new(&data.train, device), DeviceData::new(&data.test, device));
     let model = Gru::new(2, cfg.hidden_size, 2);
     let settings = TrainSettings::new(&cfg, "test");
-    let mut rule = rule_for(specs[0].arm, &cfg);
+    let mut rule = rule_for(specs[0].arm, specs[0].phase, &cfg);
     let mut tally = Tally::new(1, 1);
     futures::executor::block_on(train_population(
         &model, specs, &train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,

@@ -68,7 +68,54 @@ fn report_keys_follow_the_reference_order_then_extensions() {
     key_paths(&ours, "", &mut got);
     assert_eq!(got[..want.len()], want[..], "seed key paths and order");
     let top: Vec<&String> = ours.as_object().unwrap().keys().collect();
-    assert_eq!(top[10..], ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs"]);
+    assert_eq!(
+        top[10..],
+        ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier"]
+    );
+}
+
+#[test]
+fn the_frontier_is_derived_from_the_probes_and_validated() {
+    use rdbench_core::records::ScheduleKind;
+    let r = tiny_report();
+    let f = r.frontier.as_ref().expect("a frontier block");
+    assert_eq!(f.t, 80);
+    // Every probe of the 2 idea full runs (3 each) measured every schedule; sweep runs none.
+    assert_eq!(f.dominated.n_probes, 6);
+    for run in r.runs.as_ref().unwrap() {
+        let full_idea = run.arm == rdbench_core::records::Arm::Idea && run.phase == rdbench_core::records::Phase::Full;
+        assert!(run.probes.iter().all(|p| p.frontier.is_empty() != full_idea), "{:?} {:?}", run.arm, run.phase);
+    }
+    for kind in ScheduleKind::ALL {
+        assert!(f.points.iter().any(|p| p.at.schedule == kind), "no {kind:?} point");
+    }
+    let dense = f.points.iter().find(|p| p.at.schedule == ScheduleKind::Dense).unwrap();
+    assert_eq!((dense.stored_states, dense.forward_evals, dense.n), (81.0, 80.0, 6));
+    assert!(f.points.iter().filter(|p| p.at.schedule.is_exact()).all(|p| p.grad_rel_err.unwrap() <= 1e-6));
+    assert!(!f.dominated.conclusion.is_empty());
+
+    // A tampered point, in the block or in a run's probe, is named by its path.
+    let good: Value = serde_json::from_str(&r.to_json()).unwrap();
+    let bad = |edit: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        edit(&mut v);
+        validate_json(&serde_json::to_string(&v).unwrap()).unwrap_err()
+    };
+    let p = bad(&|v| v["frontier"]["points"][2]["forward_evals"] = Value::from(1.0));
+    assert!(
+        p.iter().any(|p| p.path == "frontier.points[2].forward_evals" && p.kind == ProblemKind::Arithmetic),
+        "{p:?}"
+    );
+    let idea_full = good["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|r| r["probes"][0]["frontier"].as_array().is_some_and(|a| !a.is_empty()))
+        .unwrap();
+    let p = bad(&|v| v["runs"][idea_full]["probes"][0]["frontier"][0]["stored_states"] = Value::from(3));
+    assert!(p.iter().any(|p| p.path.starts_with("frontier.") && p.kind == ProblemKind::Arithmetic), "{p:?}");
+    let p = bad(&|v| v["frontier"]["dominated"]["n_dominated"] = Value::from(99));
+    assert!(p.iter().any(|p| p.path == "frontier.dominated.n_dominated"), "{p:?}");
 }
 
 #[test]
@@ -147,6 +194,7 @@ fn same_config_gives_the_same_report() {
         for run in v["runs"].as_array_mut().unwrap() {
             run.as_object_mut().unwrap().remove("wall_time_s");
         }
+        common::strip_frontier(&mut v, false);
         v
     };
     assert_eq!(strip(&run(&tiny())), strip(tiny_report()));

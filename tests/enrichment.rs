@@ -107,7 +107,7 @@ fn train(specs: &[RunSpec]) -> Vec<RunRecord> {
     let (train, eval) = (DeviceData::new(&data.train, &device()), DeviceData::new(&data.test, &device()));
     let m = model(cfg.rank_r0, cfg.rank_max);
     let settings = TrainSettings::new(&cfg, "cpu-flex");
-    let mut rule = rule_for(specs[0].arm, &cfg);
+    let mut rule = rule_for(specs[0].arm, specs[0].phase, &cfg);
     let mut tally = Tally::new(1, 1);
     let (dev, mut host) = (device(), Quiet);
     let run = train_population(&m, specs, &train, &eval, &settings, &mut *rule, &dev, &mut host, &mut tally);

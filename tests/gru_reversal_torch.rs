@@ -194,8 +194,14 @@ fn defect_matches_torch() {
         // What the bench reports: the probe on the same batch. It runs its own forward pass
         // (states within 1e-6 of torch's, see forward_states_match_torch) and averages over
         // batch and t = 2..T itself, so this checks its averaging and its range of t.
-        let settings =
-            ProbeSettings { tau: 0.08, k_max: 4, policy: Policy::OneStep, reversal_iters: iters, batch_size: fx.b };
+        let settings = ProbeSettings {
+            tau: 0.08,
+            k_max: 4,
+            policy: Policy::OneStep,
+            reversal_iters: iters,
+            batch_size: fx.b,
+            frontier: false,
+        };
         let rec = futures::executor::block_on(probe(&model, &fx.params, &fx.batch, &settings, 0)).unwrap();
         let (pm, px) = (rec[0].defect_mean.unwrap(), rec[0].defect_max.unwrap());
         assert!((pm - want_mean).abs() <= bound, "{iters}: probe mean defect {pm} vs torch {want_mean}");

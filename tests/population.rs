@@ -23,7 +23,7 @@ fn train_with(specs: &[RunSpec], n_train: usize, host: &mut dyn Host) -> Vec<Run
     let (train, eval) = (DeviceData::new(&data.train, &device()), DeviceData::new(&data.test, &device()));
     let model = Gru::new(2, cfg.hidden_size, 2);
     let settings = TrainSettings::new(&cfg, "cpu-flex");
-    let mut rule = rule_for(specs[0].arm, &cfg);
+    let mut rule = rule_for(specs[0].arm, specs[0].phase, &cfg);
     let mut tally = Tally::new(1, 1);
     futures::executor::block_on(train_population(
         &model,

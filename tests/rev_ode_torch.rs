@@ -6,10 +6,10 @@
 mod common;
 use burn::tensor::Tensor;
 use common::*;
-use rdbench_core::policy::Policy;
-use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_core::config::BenchConfig;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
+use rdbench_engine::schedule::reversal::checkpointed_grads;
 use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
 use serde_json::Value;
 
@@ -96,8 +96,8 @@ fn every_parameter_gradient_matches_torch() {
     // The checkpointed pass at every interval: the reversal is exact, so every k is BPTT.
     for k in [1, 2, 4, fx.t] {
         let ck = checkpointed_grads(&fx.model, &p, &batch, &[k], 1);
-        check_grads(&format!("checkpointed k={k}"), &ck.out.grads, &fx);
-        assert_eq!(ck.stored_states, vec![fx.t.div_ceil(k) + 1]);
+        check_grads(&format!("checkpointed k={k}"), &ck.grads, &fx);
+        assert_eq!(ck.stored_states(), vec![fx.t.div_ceil(k) + 1]);
     }
 }
 
@@ -148,7 +148,8 @@ fn a_trained_cell_matches_torch_and_reverses_exactly() {
     assert!(worst < 1e-5, "trained one-step defect {worst:e}");
     // The probe reports it: defect below 1e-5, so one_step takes k_max, and the gradient at
     // k_max is the dense one.
-    let s = ProbeSettings { tau: 0.08, k_max: 16, policy: Policy::OneStep, reversal_iters: 20, batch_size: 32 };
+    // The spec defaults: tau 0.08, k_max 16, one_step, 20 reversal iterations, batch 32.
+    let s = ProbeSettings::new(&BenchConfig::default(), false);
     let recs = futures::executor::block_on(probe(&fx.model, &p, &batch, &s, 0)).unwrap();
     let d = recs[0].defect_mean.unwrap();
     assert!(d < 1e-5 && recs[0].defect_max.unwrap() < 1e-5, "probe defect {d:e}");

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Generate the reference fixtures the Rust tests compare against.
 
-Run once (needs torch, scipy, numpy):  python3 tools/make_fixtures.py [NAME ...]
-Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch}.json, or only
+Run once (needs torch, scipy, numpy; revolve_schedules needs only checkpoint-schedules):
+python3 tools/make_fixtures.py [NAME ...]
+Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch,revolve_schedules}.json, or only
 the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
 fixture does not rewrite the committed others. CI does not run this: the outputs are
 committed. Versions used are recorded in each file.
@@ -13,16 +14,21 @@ import json
 import os
 
 import numpy as np
-import scipy
-import scipy.stats as st
-import torch
+
+try:  # the model and statistics fixtures need these; revolve_schedules does not
+    import scipy
+    import scipy.stats as st
+    import torch
+except ImportError:
+    scipy = st = torch = None
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
 
 
 def dump(name, obj):
     obj["generated_by"] = "tools/make_fixtures.py"
-    obj["versions"] = {"torch": torch.__version__, "scipy": scipy.__version__, "numpy": np.__version__}
+    if "versions" not in obj:
+        obj["versions"] = {"torch": torch.__version__, "scipy": scipy.__version__, "numpy": np.__version__}
     with open(os.path.join(OUT, name), "w") as f:
         json.dump(obj, f, indent=1)
         f.write("\n")
@@ -399,12 +405,51 @@ def rev_ode_fixture():
     return out
 
 
+def revolve_fixture():
+    """Binomial checkpointing, "revolve" (Griewank & Walther 2000, ACM TOMS 26(1)), as the
+    `checkpoint_schedules` package schedules it (its `Revolve`, H-Revolve's sequences): for T
+    steps and s snapshot slots, the forward steps it advances outside the adjoint's own
+    recording step (`Forward` actions without `write_adj_deps`: the engine's VJP re-runs the
+    step it differentiates, so these are the schedule's forward cell evaluations), the
+    recording steps (T), the most snapshots it holds at once, and the package's optimum
+    `optimal_steps_binomial` (advances + recording steps) for the same slots."""
+    from importlib.metadata import version
+
+    import checkpoint_schedules as cs
+
+    cases = []
+    for t in (1, 2, 5, 17, 80):
+        for slots in range(1, t + 1):
+            advances = recording = peak = 0
+            held = set()
+            for a in cs.Revolve(t, slots):
+                if isinstance(a, cs.Forward):
+                    if a.write_ics and a.storage != cs.StorageType.WORK:
+                        held.add(a.n0)
+                        peak = max(peak, len(held))
+                    if a.write_adj_deps:
+                        recording += a.n1 - a.n0
+                    else:
+                        advances += a.n1 - a.n0
+                elif isinstance(a, cs.Move):
+                    held.discard(a.n)
+                elif isinstance(a, cs.EndReverse):
+                    break
+            optimum = cs.optimal_steps_binomial(t, min(slots, t - 1)) if t > 1 else 1
+            assert advances + recording == optimum, (t, slots)
+            cases.append({"t": t, "slots": slots, "advances": advances, "recording": recording,
+                          "peak_snapshots": peak, "optimal_total": optimum})
+    return {"cases": cases,
+            "versions": {"checkpoint_schedules": version("checkpoint-schedules"), "numpy": np.__version__}}
+
+
 FIXTURES = {
     "gru_torch": gru_fixture,
     "adam_torch": adam_fixture,
     "stats_scipy": stats_fixture,
     "gru_reversal_torch": gru_reversal_fixture,
     "rev_ode_torch": rev_ode_fixture,
+    "revolve_schedules": revolve_fixture,
 }
 
 

@@ -165,6 +165,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
         `${percent(c.memory_saved_fraction)} (${num(c.mean_stored_states)} of ${c.dense_states} states stored per minibatch: ` +
         `${bytes(c.mean_stored_bytes)} of ${bytes(c.dense_bytes)})`);
     }
+    if (c.frontier !== null) fact(dl, 'frontier_dominated', 'against exact checkpointing', c.frontier_dominated, c.frontier);
     if (c.wall_time_s !== null) fact(dl, 'wall_time_s', 'wall time', c.wall_time_s, duration(c.wall_time_s));
     if (c.backend !== null) fact(dl, 'backend', 'backend', c.backend, `${c.backend} — ${c.adapter}`);
     // A resumed or mixed-backend bench says so (Resume, Continue on CPU).

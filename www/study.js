@@ -44,6 +44,11 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
   const canvas = el('canvas', { id: 'study-chart', className: 'chart' });
   canvas.setAttribute('aria-label', 'Study chart: gradient cosine against reversal defect');
   const figure = el('figure', { hidden: true }, canvas);
+  // Each model's frontier (issue 17): cell evaluations against states held, side by side.
+  const frontierCanvas = el('canvas', { id: 'study-frontier', className: 'chart' });
+  frontierCanvas.setAttribute('role', 'img');
+  frontierCanvas.setAttribute('aria-label', 'Study frontier chart: cell evaluations against states held, per model');
+  const frontierFigure = el('figure', { hidden: true }, frontierCanvas);
   const table = el('table', { id: 'study-table', className: 'study-table', hidden: true });
   const conditions = el('div', { id: 'study-conditions', hidden: true });
   const section = el('section', { id: 'study', className: 'panel study' },
@@ -56,7 +61,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     }),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download),
     el('div', { className: 'progress-row' }, progress),
-    status, figure, el('div', { className: 'study-table-box' }, table), conditions);
+    status, figure, frontierFigure, el('div', { className: 'study-table-box' }, table), conditions);
   section.setAttribute('aria-labelledby', 'study-title');
   (document.querySelector('main') ?? document.body).append(section);
 
@@ -225,6 +230,17 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     canvas.style.width = `${w}px`;
     canvas.style.height = `${Math.round(w * 0.46)}px`;
     m.draw_study(canvas, state.studyJson, dpr);
+    if (study.frontier?.length) {
+      // Side by side on a wide screen, one above the other on a phone.
+      const stacked = w < 720;
+      const h = stacked ? Math.round(w * 0.9) * study.frontier.length : Math.round(w * 0.5);
+      frontierCanvas.width = Math.round(w * dpr);
+      frontierCanvas.height = Math.round(h * dpr);
+      frontierCanvas.style.width = `${w}px`;
+      frontierCanvas.style.height = `${h}px`;
+      frontierFigure.hidden = false;
+      frontierFigure.dataset.points = m.draw_study_frontier(frontierCanvas, state.studyJson, dpr, stacked);
+    }
     renderTable(study);
     renderConditions(study);
     download.disabled = false;

@@ -63,11 +63,13 @@ impl clap::Args for RunArgs {
     }
 }
 
-/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart`.
+/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart` and
+/// `--frontier-chart`.
 #[derive(Debug)]
 pub struct StudyArgs {
     pub run: RunArgs,
     pub chart: PathBuf,
+    pub frontier_chart: PathBuf,
 }
 
 impl clap::FromArgMatches for StudyArgs {
@@ -75,6 +77,7 @@ impl clap::FromArgMatches for StudyArgs {
         Ok(StudyArgs {
             run: RunArgs::from_arg_matches(m)?,
             chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
+            frontier_chart: m.get_one::<PathBuf>("frontier_chart").cloned().unwrap_or_default(),
         })
     }
 
@@ -86,13 +89,21 @@ impl clap::FromArgMatches for StudyArgs {
 
 impl clap::Args for StudyArgs {
     fn augment_args(cmd: ClapCommand) -> ClapCommand {
-        augment_run(cmd, "study_report.json", "Where to write the study report (each bench report is embedded).").arg(
-            Arg::new("chart")
-                .long("chart")
-                .value_parser(clap::value_parser!(PathBuf))
-                .default_value("study_chart.svg")
-                .help("Where to write the study chart (SVG)."),
-        )
+        augment_run(cmd, "study_report.json", "Where to write the study report (each bench report is embedded).")
+            .arg(
+                Arg::new("chart")
+                    .long("chart")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .default_value("study_chart.svg")
+                    .help("Where to write the study chart (SVG)."),
+            )
+            .arg(
+                Arg::new("frontier_chart")
+                    .long("frontier-chart")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .default_value("study_frontier.svg")
+                    .help("Where to write each model's frontier side by side (SVG)."),
+            )
     }
 
     fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {

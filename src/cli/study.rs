@@ -1,6 +1,7 @@
 //! `rdbench study`: the bench on every model under every policy, pooled into
-//! `study_report.json` and its chart. Like `run`, it checks its outputs before training,
-//! journals every finished run and every finished bench, stops at Ctrl-C and resumes.
+//! `study_report.json`, its chart and each model's frontier chart. Like `run`, it checks its
+//! outputs before training, journals every finished run and every finished bench, stops at
+//! Ctrl-C and resumes.
 
 use super::Failure;
 use super::args::StudyArgs;
@@ -30,6 +31,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let backend = run.backend()?;
     let out = AtomicFile::create(&run.out)?;
     let chart = AtomicFile::create(&args.chart)?;
+    let frontier_chart = AtomicFile::create(&args.frontier_chart)?;
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
     let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
     let prior_benches: Vec<Report> = journal::read(&benches_path)?;
@@ -81,14 +83,28 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         rdbench_page::study_chart::draw(&root, &study, 1.0)?;
         root.present().map_err(|e| format!("cannot draw the study chart: {e:?}"))?;
     }
+    let mut frontier_svg = String::new();
+    {
+        use plotters::prelude::*;
+        let root = SVGBackend::with_string(&mut frontier_svg, (1200, 600)).into_drawing_area();
+        rdbench_page::frontier::draw_frontiers(&root, &study.frontier, false, rdbench_page::style::Scale(1.0))?;
+        root.present().map_err(|e| format!("cannot draw the frontier chart: {e:?}"))?;
+    }
     let kept = |e: String| {
         format!("{e}; the finished benches are kept in {}: the same command resumes", benches_path.display())
     };
     chart.commit(svg.as_bytes()).map_err(kept)?;
-    out.commit((study.to_json() + "\n").as_bytes()).map_err(kept)?;
+    frontier_chart.commit(frontier_svg.as_bytes()).map_err(kept)?;
+    out.commit((study.to_json() + "
+").as_bytes()).map_err(kept)?;
     journal::remove(&runs_path)?;
     journal::remove(&benches_path)?;
     crate::out!("{}", crate::summary::study::render(&study));
-    outln!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
+    outln!(
+        "study report written to {}, charts to {} and {}",
+        run.out.display(),
+        args.chart.display(),
+        args.frontier_chart.display()
+    );
     Ok(())
 }

@@ -125,6 +125,14 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    if let Some(f) = &r.frontier {
+        let _ = writeln!(
+            s,
+            "\nfrontier: each gradient schedule on the probe batch (T = {}), means over {} probes of the idea's full runs; cells = forward + reversal evaluations",
+            f.t, f.dominated.n_probes
+        );
+        s.push_str(&super::frontier::table(f, "  "));
+    }
     for w in r.warnings.iter().flatten() {
         let _ = writeln!(s, "warning: {w}");
     }

@@ -1,4 +1,5 @@
 //! The CLI's text summaries of a bench report and of a study report.
 
 pub mod bench;
+pub mod frontier;
 pub mod study;

@@ -65,5 +65,13 @@ pub fn render(s: &StudyReport) -> String {
     for m in &s.per_model {
         conditions(&mut out, m);
     }
+    for m in &s.frontier {
+        let _ = writeln!(
+            out,
+            "frontier of {} (both policies' idea full-run probes pooled; cells = forward + reversal evaluations):",
+            m.model
+        );
+        out.push_str(&super::frontier::table(&m.frontier, "  "));
+    }
     out
 }

@@ -18,12 +18,12 @@ test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide'
     await page.setViewportSize({ width, height });
     for (const [name, text] of reports) {
       await loadReport(page, `${name.replaceAll(' ', '-')}.json`, text);
-      await page.waitForFunction(() => Object.keys(window.rdbench.drawn).length >= 4);
+      await page.waitForFunction(() => Object.keys(window.rdbench.drawn).length >= 5);
       await page.waitForTimeout(400); // a redraw after a size change is debounced
       const bad = await page.evaluate(() => {
         const out = [];
         // What was recorded is what is on screen: drawn for the canvas's current size.
-        for (const [chart, id] of [['per_seed', 'chart-per-seed'], ['sweep', 'chart-sweep'], ['mechanism', 'chart-mechanism'], ['null', 'chart-null']]) {
+        for (const [chart, id] of [['per_seed', 'chart-per-seed'], ['sweep', 'chart-sweep'], ['mechanism', 'chart-mechanism'], ['null', 'chart-null'], ['frontier', 'chart-frontier']]) {
           const c = document.getElementById(id);
           if (window.rdbench.drawn[chart].note) continue;
           const want = Math.round(c.clientWidth * devicePixelRatio);
@@ -83,12 +83,14 @@ test('the report figures are built from the charts registry, as the page had the
     await m.default();
     return JSON.parse(m.chart_registry());
   });
-  // The figures' names and texts as index.html wrote them before they were built.
+  // The figures' names and texts as index.html wrote them before they were built, and the
+  // frontier's (issue 17).
   const before = [
     ['per_seed', 'chart-per-seed', 'Per-seed comparison chart', false],
     ['sweep', 'chart-sweep', 'Learning-rate sweep chart', false],
     ['mechanism', 'chart-mechanism', 'Mechanism chart: defect and checkpoints per probe', true],
     ['null', 'chart-null', 'Permutation null distribution chart', false],
+    ['frontier', 'chart-frontier', 'Frontier chart: cell evaluations against states held, per gradient schedule', true],
   ];
   assert(JSON.stringify(registry.map((c) => [c.name, c.canvas_id, c.title, c.tall])) === JSON.stringify(before), `registry ${JSON.stringify(registry)}`);
   const figures = await page.$$eval('#charts > figure', (fs) => fs.map((f) => {

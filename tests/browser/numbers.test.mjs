@@ -9,13 +9,13 @@ const texts = (page, sel) => page.$$eval(sel, (els) => els.map((e) => e.textCont
 test('a number reads the same on the card, in the charts, the history and compare; never -0', async () => {
   const page = await openPage(browser());
   await loadReport(page, 'quick_report.json', QUICK_TEXT);
-  // The quick report: p = 0.125 exactly, Δ = +0.0012889…, d_z 1.0736…, 15.47 s.
+  // The quick report: p = 0.125 exactly, Δ = +0.0012889…, d_z 1.0736…, 24.91 s.
   const p = '0.125';
   const d = '+0.001289';
   assert((await page.textContent('#card [data-key=p_value]')).startsWith(`${p} (`), 'card p');
   assert((await page.textContent('#card [data-key=delta_mean]')) === d, 'card Δ');
   assert((await page.textContent('#card [data-key=effect_size_dz]')) === '1.074', 'card d_z: 4 significant digits');
-  assert((await page.textContent('#card [data-key=wall_time_s]')) === '15 s', 'card wall time');
+  assert((await page.textContent('#card [data-key=wall_time_s]')) === '25 s', 'card wall time');
   const explain = await page.textContent('#card-explain');
   assert(explain.includes(`Δ = ${d}`), `the card's prose (Rust) writes Δ as its facts do: ${explain}`);
   const labels = await page.evaluate(() => Object.fromEntries(Object.entries(window.rdbench.drawn)
@@ -41,7 +41,7 @@ test('a number reads the same on the card, in the charts, the history and compar
   const row = (key) => texts(page, `#compare-view tr[data-key=${key}] td`);
   assert((await row('p_value')).every((t) => t === `${p} (α 0.05)`), `compare p: ${await row('p_value')}`);
   assert((await row('delta_mean')).every((t) => t === d), `compare Δ: ${await row('delta_mean')}`);
-  assert((await row('wall_time')).every((t) => t === '15 s'), `compare wall time: ${await row('wall_time')}`);
+  assert((await row('wall_time')).every((t) => t === '25 s'), `compare wall time: ${await row('wall_time')}`);
   const seed0 = await row('seed-0');
   const diff0 = QUICK.idea.per_seed[0] - QUICK.baseline.full.per_seed[0];
   const want = await page.evaluate((v) => import('/www/format.js').then((f) => f.delta(v)), diff0);

@@ -176,6 +176,7 @@ pub fn probe_record(
         grad_cos_kmax: cos_kmax,
         peak_bytes_checkpointed: None,
         peak_bytes_dense: None,
+        frontier: Vec::new(),
     }
 }
 
@@ -236,7 +237,32 @@ pub fn untimed_json(mut v: Value) -> Value {
             p.remove("peak_bytes_dense").unwrap();
         }
     }
+    strip_frontier(&mut v, true);
     v
+}
+
+/// Remove what the frontier measures of time, and of bytes when `bytes` (a pass's peak is
+/// its population's, split over its runs, so it depends on how runs are split).
+pub fn strip_frontier(v: &mut Value, bytes: bool) {
+    let mut keys = vec!["seconds"];
+    if bytes {
+        keys.push("peak_bytes");
+    }
+    let strip = |p: &mut Value| {
+        for k in &keys {
+            p.as_object_mut().unwrap().remove(*k);
+        }
+    };
+    if let Some(points) = v["frontier"]["points"].as_array_mut() {
+        points.iter_mut().for_each(strip);
+    }
+    for run in v["runs"].as_array_mut().unwrap() {
+        for p in run["probes"].as_array_mut().unwrap() {
+            if let Some(points) = p["frontier"].as_array_mut() {
+                points.iter_mut().for_each(strip);
+            }
+        }
+    }
 }
 
 /// [`untimed_json`] without what a split over threads or workers changes: the slice sizes

@@ -323,6 +323,7 @@ mod tests {
             grad_cos_kmax: cos_kmax,
             peak_bytes_checkpointed: None,
             peak_bytes_dense: None,
+            frontier: Vec::new(),
         }
     }
 

@@ -98,6 +98,118 @@ pub struct ChainedDefect {
     pub defect: Option<f64>,
 }
 
+/// A gradient schedule, as the frontier names it (issue 17): how a backward pass gets the
+/// hidden states its VJPs need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleKind {
+    /// Dense BPTT: every state kept.
+    Dense,
+    /// Every k-th state kept, each segment recomputed forward once (exact).
+    FixedInterval,
+    /// Binomial checkpointing with a number of snapshot slots (exact, optimal).
+    Revolve,
+    /// Every k-th state kept, the others rebuilt by the model's reversal.
+    Reversal,
+    /// The idea: reversal at the interval its policy chose.
+    Idea,
+}
+
+impl ScheduleKind {
+    /// Every kind, in the order the report and the charts list them.
+    pub const ALL: [ScheduleKind; 5] = [
+        ScheduleKind::Dense,
+        ScheduleKind::FixedInterval,
+        ScheduleKind::Revolve,
+        ScheduleKind::Reversal,
+        ScheduleKind::Idea,
+    ];
+
+    /// The report's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleKind::Dense => "dense",
+            ScheduleKind::FixedInterval => "fixed_interval",
+            ScheduleKind::Revolve => "revolve",
+            ScheduleKind::Reversal => "reversal",
+            ScheduleKind::Idea => "idea",
+        }
+    }
+
+    /// In words, for legends and tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            ScheduleKind::Dense => "dense BPTT",
+            ScheduleKind::FixedInterval => "fixed interval",
+            ScheduleKind::Revolve => "revolve",
+            ScheduleKind::Reversal => "reversal at fixed k",
+            ScheduleKind::Idea => "idea (chosen k)",
+        }
+    }
+
+    /// Whether its gradient is dense BPTT's exactly (it recomputes, never rebuilds).
+    pub fn is_exact(self) -> bool {
+        matches!(self, ScheduleKind::Dense | ScheduleKind::FixedInterval | ScheduleKind::Revolve)
+    }
+}
+
+/// A schedule with its parameter: how the frontier names a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ScheduleAt {
+    /// The schedule.
+    pub schedule: ScheduleKind,
+    /// Its interval (fixed_interval, reversal, idea).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<usize>,
+    /// Its snapshot slots (revolve).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<usize>,
+}
+
+impl ScheduleAt {
+    /// Its parameter in words ("k = 16", "5 slots"; empty for dense).
+    pub fn param(&self) -> String {
+        match (self.k, self.slots) {
+            (Some(k), _) => format!("k = {k}"),
+            (_, Some(s)) => format!("{s} slot{}", if s == 1 { "" } else { "s" }),
+            _ => String::new(),
+        }
+    }
+}
+
+/// One gradient schedule run on a probe's batch and model (issue 17): what it held and
+/// evaluated, counted as it ran, and its gradient against dense BPTT's. Counts are per run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FrontierPoint {
+    /// The schedule and its parameter.
+    #[serde(flatten)]
+    pub at: ScheduleAt,
+    /// Hidden states held at the peak (stored plus the working state).
+    pub stored_states: usize,
+    /// Forward step evaluations, recomputation included.
+    pub forward_evals: u64,
+    /// Reversal cell evaluations (fixed-point iterations; inverses for exact models).
+    pub reversal_evals: u64,
+    /// One-step VJPs.
+    pub vjp_steps: u64,
+    /// Cosine of its gradient with dense BPTT's (null if not finite).
+    pub grad_cos: Option<f64>,
+    /// ||g - g_dense|| / ||g_dense|| (null if not finite).
+    pub grad_rel_err: Option<f64>,
+    /// Measured peak heap bytes of the pass, per run (null where not measured, as
+    /// `peak_bytes_dense`).
+    pub peak_bytes: Option<u64>,
+    /// Wall time of the pass, per run, seconds (null on a GPU, where a pass only queues work).
+    pub seconds: Option<f64>,
+}
+
+impl FrontierPoint {
+    /// Forward and reversal cell evaluations: the cost the frontier compares.
+    pub fn cell_evals(&self) -> u64 {
+        self.forward_evals + self.reversal_evals
+    }
+}
+
 /// One probe of one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProbeRecord {
@@ -130,6 +242,10 @@ pub struct ProbeRecord {
     /// The same measurement for dense BPTT on the probe batch (null under the same conditions).
     #[serde(default)]
     pub peak_bytes_dense: Option<u64>,
+    /// The idea's full runs (issue 17): every gradient schedule of the frontier run on the
+    /// probe batch and this moment's model; empty for sweep runs and in older reports.
+    #[serde(default)]
+    pub frontier: Vec<FrontierPoint>,
 }
 
 /// A run's rank from an epoch on (ranked models, spec §7).

@@ -8,6 +8,7 @@
 //! conditions are judged by [`crate::mechanism::judge`], the bench's own rules.
 
 use crate::config::{BenchConfig, Policy};
+use crate::frontier::Frontier;
 use crate::mechanism::{Condition, judge};
 use crate::models::MODELS;
 use crate::records::{Arm, Phase, ProbeRecord, RunRecord};
@@ -96,6 +97,15 @@ pub struct PooledMechanism {
     pub low_defect_checkpoint_relation: String,
 }
 
+/// One model's frontier, pooled over its benches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelFrontier {
+    /// The model.
+    pub model: String,
+    /// Its frontier over the probes of every bench of it.
+    pub frontier: Frontier,
+}
+
 /// `study_report.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyReport {
@@ -115,6 +125,10 @@ pub struct StudyReport {
     pub pooled: PooledMechanism,
     /// Conditions over each model's probes (both policies).
     pub per_model: Vec<PooledMechanism>,
+    /// Each model's frontier (issue 17), its benches' probes pooled; empty when the reports
+    /// have none.
+    #[serde(default)]
+    pub frontier: Vec<ModelFrontier>,
     /// Each bench report, unchanged (parsed JSON, key order kept), in bench order.
     pub reports: Vec<Value>,
 }
@@ -252,6 +266,15 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
             pooled(m, &of, tau)
         })
         .collect();
+    let t = crate::track::by_name(&cfgs[0].track).map_or(0, |tr| tr.seq_len());
+    let frontier = models
+        .iter()
+        .filter_map(|m| {
+            let runs: Vec<RunRecord> =
+                pairs.iter().filter(|(_, c)| &c.model == m).flat_map(|(r, _)| idea_full(r)).collect();
+            crate::frontier::build(t, &runs).map(|frontier| ModelFrontier { model: m.clone(), frontier })
+        })
+        .collect();
     Ok(StudyReport {
         study_version: STUDY_VERSION,
         tau,
@@ -259,6 +282,7 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
         table: pairs.iter().map(|(r, c)| row(r, c)).collect(),
         pooled: pooled("all", &pairs, tau),
         per_model,
+        frontier,
         models,
         policies,
         reports: values,

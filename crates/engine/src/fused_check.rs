@@ -4,8 +4,8 @@
 //! page's worker (`fused_check`) and the tests read it.
 
 use crate::error::EngineError;
-use crate::idea::checkpointed::checkpointed_grads;
 use crate::model::{Gru, RecurrentModel};
+use crate::schedule::reversal::checkpointed_grads;
 use crate::train::adam::Adam;
 use crate::train::batch::{Batch, DeviceData};
 use crate::train::dense::dense_grads;
@@ -78,7 +78,7 @@ fn train_step(model: &Gru, params: Vec<Tensor<3>>, adam: &mut Adam, batch: &Batc
     let r = params[0].dims()[0];
     let out = match k {
         None => dense_grads(model, &params, batch),
-        Some(k) => checkpointed_grads(model, &params, batch, &vec![k; r], 20).out,
+        Some(k) => checkpointed_grads(model, &params, batch, &vec![k; r], 20).into_grad_out(),
     };
     optimizer_step(params, adam, out).0
 }
@@ -140,7 +140,7 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
         [o.grads, vec![o.loss.reshape([population, 1, 1])]].concat()
     });
     let (ck_f, ck_u) = both(&|m| {
-        let o = checkpointed_grads(m, &params, &batch, &ks, 20).out;
+        let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
         [o.grads, vec![o.loss.reshape([population, 1, 1])]].concat()
     });
     let h = crate::train::dense::hidden_states(&model, &params, &batch);

@@ -18,6 +18,7 @@ pub mod idea;
 pub mod memory;
 pub mod model;
 pub mod protocol;
+pub mod schedule;
 pub mod train;
 
 pub use rdbench_core as core;

@@ -45,17 +45,12 @@ pub struct Stopped {
     pub fraction_kept: f64,
 }
 
-/// The training rule of `arm` under `cfg`: the one place an arm is chosen.
-pub fn rule_for(arm: Arm, cfg: &BenchConfig) -> Box<dyn GradientRule> {
+/// The training rule of `arm` in `phase` under `cfg`: the one place an arm is chosen. The
+/// idea's full runs also measure the frontier at every probe (issue 17).
+pub fn rule_for(arm: Arm, phase: Phase, cfg: &BenchConfig) -> Box<dyn GradientRule> {
     match arm {
         Arm::Baseline => Box::new(DenseRule),
-        Arm::Idea => Box::new(IdeaRule::new(ProbeSettings {
-            tau: cfg.tau,
-            k_max: cfg.k_max,
-            policy: cfg.policy,
-            reversal_iters: cfg.reversal_iters,
-            batch_size: cfg.batch_size,
-        })),
+        Arm::Idea => Box::new(IdeaRule::new(ProbeSettings::new(cfg, phase == Phase::Full))),
     }
 }
 
@@ -158,19 +153,21 @@ impl Scheduler<'_> {
     /// and the resumed sweep is the same computation). `sizes`: the training trajectories of
     /// the sweep and of the full runs. In a bench split over workers every worker reuses the
     /// same runs and worker 0 counts them, so the workers' figures add up.
-    fn count_reused(&mut self, rules: &[Box<dyn GradientRule>; 2], sizes: (usize, usize)) {
+    /// `rules[phase][arm]`: each phase's rule per arm (the idea's full runs also probe the frontier).
+    fn count_reused(&mut self, rules: &[[Box<dyn GradientRule>; 2]; 2], sizes: (usize, usize)) {
         if self.split.is_some_and(|s| s.index != 0) {
             return;
         }
         let (backend, hash) = (&self.settings.backend, &self.settings.run_hash);
         for (i, arm) in ARMS.into_iter().enumerate() {
             let full_at_any_lr = self.cfg.lrs.iter().flat_map(|&lr| full_runs(arm, lr, self.cfg.n_seeds)).collect();
-            for (specs, n) in [(sweep_runs(arm, &self.cfg.lrs, self.cfg.n_sweep_seeds), sizes.0), (full_at_any_lr, sizes.1)] {
+            let sweep = sweep_runs(arm, &self.cfg.lrs, self.cfg.n_sweep_seeds);
+            for (phase, (specs, n)) in [(sweep, sizes.0), (full_at_any_lr, sizes.1)].into_iter().enumerate() {
                 let found = specs
                     .iter()
                     .filter(|s| self.prior.runs.iter().any(|r| self.prior.reuses(r, s, backend, hash)))
                     .count();
-                let units = self.work(&*rules[i], found, n);
+                let units = self.work(&*rules[phase][i], found, n);
                 self.tally.runs_done += found;
                 self.tally.work_done += units;
                 self.tally.work_kept += units;
@@ -219,13 +216,13 @@ impl Scheduler<'_> {
         // the thread split out keeps it out of the worker's wasm.
         #[cfg(not(target_arch = "wasm32"))]
         if self.threads > 1 && specs.len() > 1 {
-            let (cfg, arm) = (self.cfg, specs[0].arm);
+            let (cfg, arm, phase) = (self.cfg, specs[0].arm, specs[0].phase);
             return crate::train::parallel::train_split(
                 self.model,
                 specs,
                 (train, eval),
                 &self.settings,
-                &|| rule_for(arm, cfg),
+                &|| rule_for(arm, phase, cfg),
                 self.device,
                 host,
                 &mut self.tally,
@@ -298,7 +295,7 @@ pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
         Phase::Sweep => track.n_train() - track.n_val(),
         Phase::Full => track.n_train(),
     };
-    work(&*rule_for(arm, cfg), 1, n, cfg.batch_size, cfg.epochs)
+    work(&*rule_for(arm, phase, cfg), 1, n, cfg.batch_size, cfg.epochs)
 }
 
 /// Work units of the whole bench under a validated `cfg` (the estimate before Run is
@@ -350,7 +347,7 @@ pub async fn run_phases(
     let sweep_data = (&DeviceData::new(&sweep.train, device), &DeviceData::new(&sweep.eval, device));
     let full_data = (&DeviceData::new(&full.train, device), &DeviceData::new(&full.eval, device));
 
-    let mut rules = ARMS.map(|arm| rule_for(arm, cfg));
+    let mut rules = [Phase::Sweep, Phase::Full].map(|phase| ARMS.map(|arm| rule_for(arm, phase, cfg)));
     let settings = TrainSettings::new(cfg, &backend.name);
     let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
     let mut scheduler = Scheduler {
@@ -365,9 +362,11 @@ pub async fn run_phases(
         tally: Tally { start, before_s: prior.elapsed_s, ..Tally::new(2 * (n_sweep + cfg.n_seeds), 0) },
         reused: 0,
     };
-    scheduler.tally.work_total = rules
-        .iter()
-        .map(|r| scheduler.work(&**r, n_sweep, sweep_data.0.n) + scheduler.work(&**r, cfg.n_seeds, full_data.0.n))
+    scheduler.tally.work_total = (0..ARMS.len())
+        .map(|i| {
+            scheduler.work(&*rules[0][i], n_sweep, sweep_data.0.n)
+                + scheduler.work(&*rules[1][i], cfg.n_seeds, full_data.0.n)
+        })
         .sum();
     debug_assert_eq!(scheduler.tally.work_total, work_total(cfg));
     scheduler.count_reused(&rules, (sweep_data.0.n, full_data.0.n));
@@ -380,7 +379,7 @@ pub async fn run_phases(
         let specs = sweep_runs(arm, &cfg.lrs, cfg.n_sweep_seeds);
         let t0 = Instant::now();
         let recs = scheduler
-            .train_or_reuse(&specs, &mut *rules[i], sweep_data, host)
+            .train_or_reuse(&specs, &mut *rules[0][i], sweep_data, host)
             .await
             .map_err(|e| scheduler.stopped(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
@@ -391,7 +390,7 @@ pub async fn run_phases(
         let specs = full_runs(arm, best[i], cfg.n_seeds);
         let t0 = Instant::now();
         let recs = scheduler
-            .train_or_reuse(&specs, &mut *rules[i], full_data, host)
+            .train_or_reuse(&specs, &mut *rules[1][i], full_data, host)
             .await
             .map_err(|e| scheduler.stopped(e, &runs))?;
         phase_time.insert(format!("{}_full", arm.as_str()), t0.elapsed().as_secs_f64());

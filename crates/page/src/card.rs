@@ -2,6 +2,7 @@
 
 use crate::format::{delta, num};
 use rdbench_core::config::BenchConfig;
+use rdbench_core::frontier::{Frontier, every_probe};
 use rdbench_core::report::Report;
 use rdbench_core::stats::Verdict;
 use serde::Serialize;
@@ -97,6 +98,11 @@ pub struct Card {
     pub mean_stored_bytes: Option<f64>,
     /// Bytes dense BPTT stores per minibatch.
     pub dense_bytes: Option<u64>,
+    /// Where the idea stands against exact checkpointing at its memory, in one sentence
+    /// (null without a frontier in the report).
+    pub frontier: Option<String>,
+    /// The share of probes at which an exact schedule dominated the idea.
+    pub frontier_dominated: Option<f64>,
     /// Whole-bench wall time, seconds.
     pub wall_time_s: Option<f64>,
     /// Backend name.
@@ -216,6 +222,36 @@ pub fn p_method(r: &Report) -> String {
     method.map_or_else(|| "method not recorded".into(), |m| m.describe())
 }
 
+/// Where the idea stands against exact checkpointing at its memory, in one sentence.
+fn frontier_sentence(f: &Frontier) -> String {
+    let d = &f.dominated;
+    let n = d.n_probes;
+    let standing = match d.n_dominated {
+        _ if n == 0 => return "No probe measured the frontier.".to_string(),
+        0 => format!("on the frontier at {}", every_probe(n)),
+        k if k == n => format!("dominated by exact checkpointing at {}", every_probe(n)),
+        k => format!("dominated by exact checkpointing at {k} of {n} probes"),
+    };
+    if d.n_saving == 0 {
+        return format!("The idea is {standing}: it kept every state (k = 1), as dense BPTT does.");
+    }
+    let at = if d.n_saving == n {
+        "At every probe".to_string()
+    } else {
+        format!("Where it saved memory ({} of {n} probes)", d.n_saving)
+    };
+    format!(
+        "The idea is {standing}. {at} it held {} of {} states and took {} cell evaluations (gradient cosine {}); \
+         the cheapest exact schedule within that memory ({}) took {}, with the dense gradient.",
+        num(d.mean_idea_states),
+        f.t + 1,
+        num(d.mean_idea_cell_evals),
+        num(d.mean_idea_grad_cos),
+        d.exact_schedule.map_or("none", |k| k.label()),
+        num(d.mean_exact_cell_evals)
+    )
+}
+
 /// The card of `r`.
 pub fn card(r: &Report) -> Card {
     let st = r.statistics.as_ref();
@@ -268,6 +304,8 @@ pub fn card(r: &Report) -> Card {
         dense_states: r.memory.as_ref().map(|m| m.dense_states),
         mean_stored_bytes: r.memory.as_ref().and_then(|m| m.mean_stored_bytes),
         dense_bytes: r.memory.as_ref().map(|m| m.dense_bytes),
+        frontier: r.frontier.as_ref().map(frontier_sentence),
+        frontier_dominated: r.frontier.as_ref().and_then(|f| f.dominated.fraction),
         wall_time_s: env.map(|e| e.wall_time_s),
         backend: env.map(|e| e.backend.clone()),
         adapter: env.map(|e| e.adapter.clone()),

@@ -4,7 +4,7 @@
 //! axis labels placed without collisions, and hover points (exact values under the pointer).
 
 use crate::format::tick;
-use crate::style::{INK, MUTED, Scale};
+use crate::style::{Frame, INK, MUTED, Scale, axes};
 use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::Ranged;
@@ -502,6 +502,35 @@ pub fn place_labels<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<Va
         area.draw(&PathElement::new(vec![t0, t1], INK.stroke_width(1))).map_err(&e)?;
     }
     Ok(placed.into_iter().map(|(v, _)| v).collect())
+}
+
+/// A chart on `rest` (the part of the canvas `area` below its header) with log axes over
+/// `x` and `y`, described by `desc`; its labels are placed by [`place_labels`], at `must`'s
+/// values first (then powers of ten, 5, 2, ..), none touching.
+pub fn log_log<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    rest: &'a DrawingArea<DB, Shift>,
+    (x, y): ((f64, f64), (f64, f64)),
+    desc: (&str, &str),
+    must: (&[f64], &[f64]),
+    s: Scale,
+) -> Result<ChartContext<'a, DB, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>, String> {
+    let e = err("log axes");
+    let mut chart = Frame { right: 16.0, ..Frame::default() }
+        .on(rest, s)
+        .build_cartesian_2d((x.0..x.1).log_scale(), (y.0..y.1).log_scale())
+        .map_err(&e)?;
+    axes(&mut chart, s)
+        .disable_mesh()
+        .x_label_formatter(&|_| String::new())
+        .y_label_formatter(&|_| String::new())
+        .x_desc(desc.0)
+        .y_desc(desc.1)
+        .draw()
+        .map_err(&e)?;
+    place_labels(area, &chart, Axis::X, &log_candidates(x.0, x.1, must.0), y.0, 10, s)?;
+    place_labels(area, &chart, Axis::Y, &log_candidates(y.0, y.1, must.1), x.0, 9, s)?;
+    Ok(chart)
 }
 
 /// A hover point at data coordinates `p` of `chart`, relative to the canvas.

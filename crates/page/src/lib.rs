@@ -6,6 +6,7 @@
 
 pub mod card;
 pub mod format;
+pub mod frontier;
 pub mod layout;
 pub mod live;
 pub mod mechanism;
@@ -42,7 +43,7 @@ pub struct ChartInfo {
 
 /// The report charts, in the order the page shows them; the page builds their figures from
 /// this list (`chart_registry` in `web`).
-pub const CHARTS: [ChartInfo; 4] = [
+pub const CHARTS: [ChartInfo; 5] = [
     ChartInfo { name: "per_seed", canvas_id: "chart-per-seed", title: "Per-seed comparison chart", tall: false },
     ChartInfo { name: "sweep", canvas_id: "chart-sweep", title: "Learning-rate sweep chart", tall: false },
     ChartInfo {
@@ -52,6 +53,12 @@ pub const CHARTS: [ChartInfo; 4] = [
         tall: true,
     },
     ChartInfo { name: "null", canvas_id: "chart-null", title: "Permutation null distribution chart", tall: false },
+    ChartInfo {
+        name: "frontier",
+        canvas_id: "chart-frontier",
+        title: "Frontier chart: cell evaluations against states held, per gradient schedule",
+        tall: true,
+    },
 ];
 
 /// Draw the report chart `name` of `r` on `area`; returns its hover points.
@@ -66,6 +73,7 @@ pub fn draw_chart<DB: DrawingBackend>(
         "sweep" => sweep::draw(area, r, s),
         "mechanism" => mechanism::draw(area, r, s),
         "null" => null::draw(area, r, s),
+        "frontier" => frontier::draw(area, r, s),
         other => {
             let names: Vec<&str> = CHARTS.iter().map(|c| c.name).collect();
             Err(format!("no chart named {other:?} (charts: {})", names.join(", ")))

@@ -1,5 +1,6 @@
 //! wasm-bindgen API of the page's Study mode: the study's bench configs, the study report
-//! from the four bench reports, and its chart on a canvas. All three call the crate's
+//! from the four bench reports, and its charts on a canvas (the mechanism chart, and each
+//! model's frontier side by side). Each calls the crate's
 //! `rdbench_core::study`, the same functions as the CLI's `rdbench study`.
 
 use crate::study_chart as chart;
@@ -36,4 +37,21 @@ pub fn draw_study(canvas: HtmlCanvasElement, study_json: &str, dpr: f64) -> Resu
     let study: StudyReport = serde_json::from_str(study_json).map_err(|e| err(format!("study report: {e}")))?;
     let (backend, _) = crate::web::canvas_backend(canvas)?;
     chart::draw(&backend.into_drawing_area(), &study, dpr).map_err(err)
+}
+
+/// Draw each model's frontier of `study_json` on `canvas`, side by side (or stacked on a
+/// narrow screen); returns the hover points (JSON).
+#[wasm_bindgen]
+pub fn draw_study_frontier(
+    canvas: HtmlCanvasElement,
+    study_json: &str,
+    dpr: f64,
+    stacked: bool,
+) -> Result<String, JsError> {
+    let study: StudyReport = serde_json::from_str(study_json).map_err(|e| err(format!("study report: {e}")))?;
+    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| err("canvas has no 2d context"))?;
+    let area = backend.into_drawing_area();
+    let points =
+        crate::frontier::draw_frontiers(&area, &study.frontier, stacked, crate::style::Scale(dpr)).map_err(err)?;
+    serde_json::to_string(&points).map_err(err)
 }

@@ -3,8 +3,8 @@
 //! report's runs, when it has them).
 
 use crate::format::{exact, tick};
-use crate::layout::{Axis, Hover, Item, Key, err, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, Frame, IDEA, MUTED, Scale, axes, range};
+use crate::layout::{Hover, Item, Key, err, header, hover, log_log};
+use crate::style::{BASELINE, IDEA, MUTED, Scale, range};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rdbench_core::records::{Arm, Phase};
@@ -49,21 +49,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         items.push(Item::new(Key::Line(MUTED.mix(0.9), 1.0, false), "each sweep seed, min–max bar"));
     }
     let rest = header(area, "lr sweep: mean validation MSE", &items, s)?;
-    let mut chart = Frame { right: 16.0, ..Frame::default() }
-        .on(&rest, s)
-        .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
-        .map_err(&e)?;
     // Both axes are labelled by place_labels: every grid lr, then 1-2-5 values, none touching.
-    axes(&mut chart, s)
-        .disable_mesh()
-        .x_label_formatter(&|_| String::new())
-        .y_label_formatter(&|_| String::new())
-        .x_desc("learning rate")
-        .y_desc("validation MSE")
-        .draw()
-        .map_err(&e)?;
-    place_labels(area, &chart, Axis::X, &log_candidates(xlo, xhi, &lrs), ylo, 10, s)?;
-    place_labels(area, &chart, Axis::Y, &log_candidates(ylo, yhi, &[]), xlo, 9, s)?;
+    let desc = ("learning rate", "validation MSE");
+    let mut chart = log_log(area, &rest, ((xlo, xhi), (ylo, yhi)), desc, (&lrs, &[]), s)?;
 
     let mut points = Vec::new();
     // The arms' seed points sit a little left (baseline) and right (idea) of their lr.

@@ -2,9 +2,10 @@
 
 use plotters::prelude::*;
 use rdbench_core::report::Report;
+use rdbench_core::study::ModelFrontier;
 use rdbench_page::layout::{Drawn, Hover, Recorder};
 use rdbench_page::style::Scale;
-use rdbench_page::{CHARTS, card, draw_chart, live, load, mechanism, null, per_seed, sweep};
+use rdbench_page::{CHARTS, card, draw_chart, frontier, live, load, mechanism, null, per_seed, sweep};
 
 fn reference() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../www/examples/seed_bench_report.json")).unwrap()
@@ -306,4 +307,56 @@ fn sweep_labels_every_lr_and_shows_the_seeds() {
     assert_eq!(seeds, 2 * 3 * 2, "2 arms x 3 lrs x 2 sweep seeds");
     let y_labels = drawn.labels.iter().filter(|l| l.x1 < 80 && l.text.parse::<f64>().is_ok()).count();
     assert!(y_labels >= 3, "log y axis has {y_labels} labels");
+}
+
+/// The frontier chart draws a point for every schedule and parameter of the report, each
+/// read out under the pointer, and the study draws both models' frontiers side by side (and
+/// stacked on a phone) without a label overlapping another or leaving the canvas.
+#[test]
+fn frontier_chart_shows_every_schedule_and_both_models() {
+    let r = load(&quick()).unwrap().report;
+    let f = r.frontier.clone().expect("the quick report measures the frontier");
+    for (size, s) in SIZES {
+        let (svg, drawn) = svg_at(size, |a| frontier::draw(a, &r, s));
+        assert_eq!(drawn.points.len(), f.points.len(), "one read-out per point at {size:?}");
+        for p in &f.points {
+            assert!(drawn.points.iter().any(|h| h.text.starts_with(p.at.schedule.label())), "{:?}", p.at.schedule);
+        }
+        for family in ["fixed interval", "revolve", "reversal at fixed k", "operating points"] {
+            assert!(svg.contains(family), "{family} missing at {size:?}");
+        }
+    }
+    let mut other = f.clone();
+    other.points.retain(|p| p.at.schedule != rdbench_core::records::ScheduleKind::Reversal);
+    let models = vec![
+        ModelFrontier { model: "rnn_small".into(), frontier: f },
+        ModelFrontier { model: "rev_ode_small".into(), frontier: other },
+    ];
+    for (size, stacked) in [((1200, 560), false), ((390, 900), true), ((780, 1800), true)] {
+        let s = Scale(size.0 as f64 / if stacked { 390.0 } else { 1200.0 });
+        let (svg, drawn) = svg_at(size, |a| frontier::draw_frontiers(a, &models, stacked, s));
+        assert!(svg.contains("rnn_small: Frontier") && svg.contains("rev_ode_small: Frontier"));
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "study frontiers at {size:?}: {problems:#?}");
+    }
+    // A report without a frontier says so instead of drawing an empty chart.
+    let seed = load(&reference()).unwrap().report;
+    assert!(svg(|a| frontier::draw(a, &seed, Scale(1.0))).contains("No frontier in this report"));
+}
+
+/// The card's frontier sentence takes its numbers from the report's `frontier.dominated`.
+#[test]
+fn card_says_where_the_idea_stands_against_exact_checkpointing() {
+    let r = load(&quick()).unwrap().report;
+    let d = &r.frontier.as_ref().unwrap().dominated;
+    let c = card::card(&r);
+    let text = c.frontier.expect("a frontier sentence");
+    assert_eq!(c.frontier_dominated, d.fraction);
+    assert!(text.starts_with("The idea is "), "{text}");
+    if d.n_saving > 0 {
+        for v in [d.mean_idea_cell_evals, d.mean_exact_cell_evals] {
+            assert!(text.contains(&rdbench_page::format::num(v)), "{text}");
+        }
+    }
+    assert_eq!(card::card(&load(&reference()).unwrap().report).frontier, None);
 }

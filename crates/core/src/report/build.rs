@@ -214,6 +214,7 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         mechanism: Some(detail),
         memory: Some(memory),
         warnings: Some(warnings),
+        frontier: crate::frontier::build(t, &runs),
         runs: Some(runs),
     }
 }

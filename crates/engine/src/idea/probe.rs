@@ -1,11 +1,13 @@
 //! The reversal probe (spec §5): how well the trained cell can rebuild h_{t-1} from h_t,
 //! the interval it implies, and what checkpointing at that interval does to the gradient.
 
-use super::checkpointed::{checkpoint_count, checkpointed_grads};
+use super::frontier::{Measured, exact_passes, measure, point};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
-use crate::train::batch::Batch;
-use crate::train::dense::{dense_grads, hidden_states};
+use crate::schedule::Schedule;
+use crate::schedule::reversal::{chained_defect, checkpoint_count, relative_errors};
+use crate::train::batch::{Batch, rows};
+use crate::train::dense::hidden_states;
 use crate::train::read_f32;
 use burn::tensor::Tensor;
 use rdbench_core::policy::{Policy, chained_ks, choose_k};
@@ -27,42 +29,61 @@ pub struct ProbeSettings {
     pub reversal_iters: usize,
     /// Training batch size (for the byte accounting).
     pub batch_size: usize,
+    /// Also run every schedule of the frontier (issue 17): the idea's full runs.
+    pub frontier: bool,
 }
 
-/// `[R, N, H]` pairs -> per-run mean and max of ||g - h|| / (||h|| + 1e-6), each `[R, 1]`.
-fn relative_errors(g: Tensor<3>, h: Tensor<3>) -> (Tensor<2>, Tensor<2>) {
-    let err = (g - h.clone()).square().sum_dim(2).sqrt();
-    let norm = h.square().sum_dim(2).sqrt().add_scalar(1e-6);
-    let rel = (err / norm).squeeze_dim::<2>(2); // [R, N]
-    (rel.clone().mean_dim(1), rel.max_dim(1))
+impl ProbeSettings {
+    /// The settings of `cfg`'s idea runs; `frontier` for its full runs.
+    pub fn new(cfg: &rdbench_core::config::BenchConfig, frontier: bool) -> Self {
+        ProbeSettings {
+            tau: cfg.tau,
+            k_max: cfg.k_max,
+            policy: cfg.policy,
+            reversal_iters: cfg.reversal_iters,
+            batch_size: cfg.batch_size,
+            frontier,
+        }
+    }
 }
 
 fn finite(v: f32) -> Option<f64> {
     v.is_finite().then_some(v as f64)
 }
 
-/// Per-run, per-parameter sums of a.b, a.a and b.b, `[R, 3 * P]` (P parameters): each
-/// sums one parameter's elements, so f32 holds it well, and the host adds them in f64.
+/// Per-run, per-parameter sums of a.b, a.a, b.b and (a - b)^2, `[R, 4 * P]` (P parameters):
+/// each sums one parameter's elements, so f32 holds it well, and the host adds them in f64.
 pub fn grad_dot_sums(a: &[Tensor<3>], b: &[Tensor<3>]) -> Tensor<2> {
     let sum = |t: Tensor<3>| t.sum_dim(2).sum_dim(1).squeeze_dim::<2>(2); // [R, 1]
-    let mut cols = Vec::with_capacity(3 * a.len());
+    let mut cols = Vec::with_capacity(4 * a.len());
     for (x, y) in a.iter().zip(b) {
         cols.push(sum(x.clone() * y.clone()));
         cols.push(sum(x.clone().square()));
         cols.push(sum(y.clone().square()));
+        cols.push(sum((x.clone() - y.clone()).square()));
     }
     Tensor::cat(cols, 1)
 }
 
-/// Cosines from one run's row of [`grad_dot_sums`], combined in f64.
+/// The cosine of a and b from one run's row of [`grad_dot_sums`], combined in f64.
 pub fn cosine_of_sums(row: &[f32]) -> f64 {
     let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
-    for c in row.chunks(3) {
+    for c in row.chunks(4) {
         dot += c[0] as f64;
         aa += c[1] as f64;
         bb += c[2] as f64;
     }
     dot / (aa.sqrt() * bb.sqrt() + 1e-30)
+}
+
+/// ||a - b|| / ||b|| from one run's row of [`grad_dot_sums`], combined in f64.
+pub fn rel_err_of_sums(row: &[f32]) -> f64 {
+    let (mut diff, mut bb) = (0.0f64, 0.0f64);
+    for c in row.chunks(4) {
+        bb += c[2] as f64;
+        diff += c[3] as f64;
+    }
+    diff.sqrt() / (bb.sqrt() + 1e-30)
 }
 
 /// Probe every run of the population on `batch` (the probe batch).
@@ -75,6 +96,8 @@ pub async fn probe(
 ) -> Result<Vec<ProbeRecord>, EngineError> {
     let [r, _, _] = params[0].dims();
     let t_len = batch.t();
+    let device = params[0].device();
+    let all: Vec<usize> = (0..r).collect();
     let hs = hidden_states(model, params, batch);
 
     // One-step defects for t = 2..T, all steps at once: rebuild h_{t-1} from (h_t, x_t).
@@ -84,19 +107,25 @@ pub async fn probe(
     let (mean, max) = relative_errors(model.reverse(params, h_t, x_t, s.reversal_iters), truth);
     let mut cols = vec![mean, max];
 
-    // Chained defects: from each true h_c (c = k, 2k, ..) reverse k - 1 times to h_{c-k+1}.
+    // Reversal at each probed interval: its chains (from each true h_c, c = k, 2k, .., k - 1
+    // reversals) give the chained defects; at k_max, and at every k when the frontier is
+    // measured, the pass takes its gradient too.
     let ks = chained_ks(s.k_max);
+    let mut passes: Vec<Measured> = Vec::new();
     for &k in &ks {
-        let starts: Vec<usize> = (1..=t_len / k).map(|j| j * k).collect();
-        let mut g = Tensor::cat(starts.iter().map(|&c| hs[c].clone()).collect(), 1);
-        for j in 0..k - 1 {
-            // Reversing step c - j needs x_{c-j}, stored at xs[c - j - 1].
-            let x = Tensor::cat(starts.iter().map(|&c| batch.xs[c - j - 1].clone()).collect(), 1);
-            g = model.reverse(params, g, x, s.reversal_iters);
+        if !(s.frontier || k == s.k_max) {
+            cols.push(chained_defect(model, params, batch, (k, s.reversal_iters), &hs, false).1);
+            continue;
         }
-        let truth = Tensor::cat(starts.iter().map(|&c| hs[c - k + 1].clone()).collect(), 1);
-        cols.push(relative_errors(g, truth).0);
+        let mut defect = None;
+        passes.push(measure(Schedule::Reversal { k }, all.clone(), &device, || {
+            let (pass, d) = chained_defect(model, params, batch, (k, s.reversal_iters), &hs, true);
+            defect = Some(d);
+            pass.expect("a pass with its gradient")
+        }));
+        cols.push(defect.expect("measured"));
     }
+    drop(hs);
     let stats = read_f32(Tensor::cat(cols, 1)).await?;
     let width = 2 + ks.len();
 
@@ -121,31 +150,56 @@ pub async fn probe(
             grad_cos_kmax: None,
             peak_bytes_checkpointed: None,
             peak_bytes_dense: None,
+            frontier: Vec::new(),
         });
     }
 
-    // Gradient fidelity on the probe batch: checkpointed (chosen k, and k_max) vs dense BPTT.
-    // Measured memory (spec §5 counts it; issue 9 measures it): each pass's peak heap bytes
-    // on this thread, natively on the CPU. For a population the peak is the whole
-    // population's pass, so it is split evenly over its runs (every run holds the same
-    // tensors but its own checkpoint rows; the per-run figure is exact for a population of 1).
-    let (dense, dense_peak) =
-        crate::memory::thread_peak_during(&params[0].device(), || dense_grads(model, params, batch).grads);
-    let (at_chosen, ck_peak) = crate::memory::thread_peak_during(&params[0].device(), || {
-        checkpointed_grads(model, params, batch, &chosen, s.reversal_iters).out.grads
-    });
+    // Gradient fidelity on the probe batch: the idea's pass at the chosen k (and reversal at
+    // k_max, above) against dense BPTT. Measured memory (spec §5 counts it; issue 9 measures
+    // it): each pass's peak heap bytes on this thread, natively on the CPU, split evenly over
+    // the runs of the population it ran on.
+    let iters = s.reversal_iters;
+    let dense = measure(Schedule::Dense, all.clone(), &device, || Schedule::Dense.run(model, params, batch, iters));
+    let idea = Schedule::Idea { ks: chosen.clone() };
+    let idea = measure(idea.clone(), all.clone(), &device, || idea.run(model, params, batch, iters));
     for rec in records.iter_mut() {
-        rec.peak_bytes_dense = dense_peak.map(|b| (b / r) as u64);
-        rec.peak_bytes_checkpointed = ck_peak.map(|b| (b / r) as u64);
+        rec.peak_bytes_dense = dense.peak_bytes;
+        rec.peak_bytes_checkpointed = idea.peak_bytes;
     }
-    let at_kmax = checkpointed_grads(model, params, batch, &vec![s.k_max; r], s.reversal_iters).out.grads;
-    let sums =
-        read_f32(Tensor::cat(vec![grad_dot_sums(&at_chosen, &dense), grad_dot_sums(&at_kmax, &dense)], 1)).await?;
-    let width = sums.len() / r;
-    for (run, rec) in records.iter_mut().enumerate() {
-        let (chosen, kmax) = sums[run * width..(run + 1) * width].split_at(width / 2);
-        rec.grad_cos_chosen = Some(cosine_of_sums(chosen)).filter(|c| c.is_finite());
-        rec.grad_cos_kmax = Some(cosine_of_sums(kmax)).filter(|c| c.is_finite());
+    passes.insert(0, idea);
+    if s.frontier {
+        passes.extend(exact_passes(model, params, batch, (s.k_max, iters), &chosen));
+    }
+    passes.insert(0, dense);
+
+    // Every pass's gradient against dense BPTT's, in one read.
+    let dense_grads = &passes[0].pass.grads;
+    let sums: Vec<Tensor<2>> = passes
+        .iter()
+        .map(|m| {
+            let reference: Vec<Tensor<3>> = dense_grads.iter().map(|g| rows(g, &m.runs)).collect();
+            grad_dot_sums(&m.pass.grads, &reference)
+        })
+        .collect();
+    let sums = read_f32(Tensor::cat(sums, 0)).await?;
+    let width = 4 * dense_grads.len();
+    let mut offset = 0;
+    for m in &passes {
+        for (row, &run) in m.runs.iter().enumerate() {
+            let cells = &sums[(offset + row) * width..(offset + row + 1) * width];
+            let cos = Some(cosine_of_sums(cells)).filter(|c| c.is_finite());
+            let rel = Some(rel_err_of_sums(cells)).filter(|c| c.is_finite());
+            let rec = &mut records[run];
+            match &m.schedule {
+                Schedule::Idea { .. } => rec.grad_cos_chosen = cos,
+                Schedule::Reversal { k } if *k == s.k_max => rec.grad_cos_kmax = cos,
+                _ => {}
+            }
+            if s.frontier {
+                rec.frontier.extend(point(m, run, cos, rel));
+            }
+        }
+        offset += m.runs.len();
     }
     Ok(records)
 }

@@ -2,10 +2,10 @@
 //! run's interval from its probe, and take every minibatch's gradient with the
 //! checkpointed backward pass at that interval.
 
-use super::checkpointed::checkpointed_grads;
 use super::probe::{PROBE_TRAJECTORIES, ProbeSettings, probe};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
+use crate::schedule::reversal::checkpointed_grads;
 use crate::train::batch::{Batch, DeviceData};
 use crate::train::{GradOut, GradientRule, LocalFuture, RunExtras};
 use burn::tensor::Tensor;
@@ -83,9 +83,9 @@ impl GradientRule for IdeaRule {
     }
 
     fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {
-        let out = checkpointed_grads(model, params, batch, &self.ks, self.settings.reversal_iters);
-        self.unsettled.push_back(out.stored_states);
-        out.out
+        let pass = checkpointed_grads(model, params, batch, &self.ks, self.settings.reversal_iters);
+        self.unsettled.push_back(pass.stored_states());
+        pass.into_grad_out()
     }
 
     fn settle(&mut self, live: &[bool]) {

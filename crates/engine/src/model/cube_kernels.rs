@@ -550,6 +550,9 @@ impl CellKernels for Cube {
         let f = dims3(&x)[2];
         let out = empty(&h, [r, n, hid]);
         let client = h.client.clone();
+        // The kernel runs `iters` iterations for every run; the host cannot count inside a GPU
+        // kernel, so the launch counts what it asks for.
+        crate::model::evals::reversal(r * iters);
         // SAFETY: every index the kernel reads or writes is within the tensors it is given
         // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
         // are what made these kernels slow on software adapters.
@@ -588,6 +591,7 @@ impl CellKernels for Cube {
         let out = empty(&h, [r, n, hid]);
         let (count, dim) = elementwise(&h, r * n * hid);
         let client = h.client.clone();
+        crate::model::evals::forward(r);
         // SAFETY: every index the kernel reads or writes is within the tensors it is given
         // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
         // are what made these kernels slow on software adapters.
@@ -705,6 +709,7 @@ impl GruCubeKernels for Cube {
         let dh_prev = empty(&h_prev, [r, n, hid]);
         let scratch = empty(&h_prev, [r, n, scratch_len(hid, f, o)]);
         let client = h_prev.client.clone();
+        crate::model::evals::vjp(r);
         // SAFETY: every index the kernel reads or writes is within the tensors it is given
         // (their shapes are checked above or built here); cubecl\'s per-access bounds checks
         // are what made these kernels slow on software adapters.

@@ -96,6 +96,7 @@ impl Gru {
 
     /// The step in tensor ops (every backend; the reference for the fused kernel).
     pub fn step_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
+        super::evals::forward(h.dims()[0]);
         let g = self.gates(p, self.input_part(p, x), h.clone());
         // h' = (1 - z) n + z h
         g.n.clone() + g.z * (h - g.n)
@@ -107,6 +108,7 @@ impl Gru {
         let gi = self.input_part(p, x);
         let mut g = h.clone();
         for _ in 0..iters {
+            super::evals::reversal(h.dims()[0]);
             let Gates { z, n, .. } = self.gates(p, gi.clone(), g);
             let one_minus_z = z.clone().neg().add_scalar(1.0);
             g = ((h.clone() - one_minus_z * n) / z.clamp_min(0.05)).clamp(-1.0, 1.0);
@@ -222,6 +224,7 @@ impl Gru {
     /// kernel). Arguments as `RecurrentModel::step_vjp`.
     pub fn step_vjp_unfused(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
         let VjpStep { h_prev, x, y, dh, scale } = s;
+        super::evals::vjp(h_prev.dims()[0]);
         let Gates { r, z, n, hn } = self.gates(p, self.input_part(p, x.clone()), h_prev.clone());
         let p = Named::of(p);
         let h_new = n.clone() + z.clone() * (h_prev.clone() - n.clone());

@@ -330,6 +330,7 @@ impl CellKernels for Flex {
             cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
             let g = run_of_mut(&mut out, run, n * hid);
             for _ in 0..iters {
+                super::evals::reversal(1);
                 cell.hidden_part(&mut gh, g, run, n);
                 for row in 0..n {
                     let (gir, ghr) = (&gi[row * h3..(row + 1) * h3], &gh[row * h3..(row + 1) * h3]);
@@ -361,6 +362,7 @@ impl CellKernels for Flex {
         let mut out = vec![0f32; r * n * hid];
         let (mut gi, mut gh, mut hn) = (vec![0f32; n * h3], vec![0f32; n * h3], vec![0f32; n * hid]);
         for run in 0..r {
+            super::evals::forward(1);
             let hp = run_of(&h, run, n * hid);
             cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
             cell.hidden_part(&mut gh, hp, run, n);
@@ -405,6 +407,7 @@ impl GruHostVjp for Flex {
         let (mut h_new, mut dp, mut dh_new) = (vec![0f32; n * hid], vec![0f32; n * o], vec![0f32; n * hid]);
         let (mut dgi, mut dgh) = (vec![0f32; n * h3], vec![0f32; n * h3]);
         for run in 0..r {
+            super::evals::vjp(1);
             let hp = run_of(&h_prev, run, n * hid);
             let xr = run_of(&x, run, n * f);
             let (wh, wo) = (cell.w_hh(run), run_of(&w_o, run, hid * o));

@@ -7,6 +7,7 @@
 
 #[cfg(feature = "cube")]
 pub mod cube_kernels;
+pub mod evals;
 mod fast_math;
 mod gru;
 pub mod kernels;

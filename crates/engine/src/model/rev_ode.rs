@@ -137,6 +137,7 @@ impl RecurrentModel for RevOde {
     }
 
     fn step(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
+        super::evals::forward(h.dims()[0]);
         let hh = self.half();
         let (a, b) = (h.clone().narrow(2, 0, hh), h.narrow(2, hh, hh));
         let a2 = a + self.coupling(p, U_F, b.clone(), x.clone()).th.mul_scalar(STEP);
@@ -150,6 +151,7 @@ impl RecurrentModel for RevOde {
 
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, _iters: usize) -> Tensor<3> {
         // The algebraic inverse: exact up to float rounding, so no iterations.
+        super::evals::reversal(h.dims()[0]);
         let hh = self.half();
         let (a2, b2) = (h.clone().narrow(2, 0, hh), h.narrow(2, hh, hh));
         let b = b2 - self.coupling(p, U_G, a2.clone(), x.clone()).th.mul_scalar(STEP);
@@ -159,6 +161,7 @@ impl RecurrentModel for RevOde {
 
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
         let VjpStep { h_prev, x, y, dh, scale } = s;
+        super::evals::vjp(h_prev.dims()[0]);
         let hh = self.half();
         let (a, b) = (h_prev.clone().narrow(2, 0, hh), h_prev.narrow(2, hh, hh));
         let cf = self.coupling(p, U_F, b.clone(), x.clone());

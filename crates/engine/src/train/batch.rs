@@ -55,6 +55,17 @@ impl DeviceData {
     }
 }
 
+/// Rows `runs` (population indices, ascending) of `t`'s leading dimension: a tensor of a
+/// sub-population.
+pub fn rows(t: &Tensor<3>, runs: &[usize]) -> Tensor<3> {
+    if runs.len() == t.dims()[0] {
+        return t.clone();
+    }
+    let idx: Vec<i64> = runs.iter().map(|&i| i as i64).collect();
+    let idx = Tensor::<1, Int>::from_data(TensorData::new(idx, [runs.len()]), &t.device());
+    t.clone().select(0, idx)
+}
+
 /// One minibatch of a population, split by time step.
 pub struct Batch {
     /// Inputs per step, `T` tensors `[R, B, F_in]`.
@@ -68,6 +79,18 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The rows of runs `runs` (population indices, ascending): the same batch for a
+    /// sub-population.
+    pub fn rows(&self, runs: &[usize]) -> Batch {
+        let pick = |t: &Tensor<3>| rows(t, runs);
+        Batch {
+            xs: self.xs.iter().map(pick).collect(),
+            ys: self.ys.iter().map(pick).collect(),
+            y_all: pick(&self.y_all),
+            b: self.b,
+        }
+    }
+
     /// Time steps T.
     pub fn t(&self) -> usize {
         self.xs.len()

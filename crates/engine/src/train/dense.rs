@@ -5,7 +5,8 @@
 use super::arm::{GradOut, GradientRule, LocalFuture, RunExtras};
 use super::batch::{Batch, DeviceData};
 use crate::error::EngineError;
-use crate::model::{RecurrentModel, VjpStep, squared_error};
+use crate::model::{RecurrentModel, squared_error};
+use crate::schedule::Schedule;
 use burn::tensor::Tensor;
 
 /// The baseline arm's rule: dense BPTT, nothing before epochs, no extras.
@@ -38,30 +39,12 @@ impl GradientRule for DenseRule {
 }
 
 /// Dense BPTT through the model's hand-written step VJP: the forward pass keeps every
-/// state, the backward pass takes one vector-Jacobian product per step from T down to 1.
-/// The same gradient as [`autodiff_grads`] (tested against it and PyTorch) without building
-/// an autodiff graph, and through the fused kernels on the CPU: several times faster.
+/// state, the backward pass takes one vector-Jacobian product per step from T down to 1 (the
+/// dense schedule, `crate::schedule::dense`). The same gradient as [`autodiff_grads`] (tested
+/// against it and PyTorch) without building an autodiff graph, and through the fused kernels
+/// on the CPU: several times faster.
 pub fn dense_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {
-    let [r, _, _] = params[0].dims();
-    let device = params[0].device();
-    let mut hs = Vec::with_capacity(batch.t() + 1);
-    let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
-    let mut loss = Tensor::<3>::zeros([r, 1, 1], &device);
-    hs.push(h.clone());
-    for (x, y) in batch.xs.iter().zip(&batch.ys) {
-        h = model.step(params, h, x.clone());
-        loss = model.add_loss(params, h.clone(), x.clone(), y.clone(), loss);
-        hs.push(h.clone());
-    }
-    let scale = batch.mse_scale();
-    let mut grads = model.grad_zeros(params);
-    let mut dh = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
-    for t in (1..=batch.t()).rev() {
-        let (x, y) = (batch.xs[t - 1].clone(), batch.ys[t - 1].clone());
-        dh = model.step_vjp(params, VjpStep { h_prev: hs[t - 1].clone(), x, y, dh, scale }, &mut grads);
-    }
-    let (grads, loss) = model.grads_of(grads, loss);
-    GradOut { grads, loss: loss.mul_scalar(scale).reshape([r]) }
+    Schedule::Dense.run(model, params, batch, 0).into_grad_out()
 }
 
 /// Dense BPTT by burn autodiff: the whole sequence forwarded on an autodiff copy of

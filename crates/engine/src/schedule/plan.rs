@@ -1,0 +1,92 @@
+//! Schedules that recompute: a plan of actions on one working state and a store of
+//! snapshots, executed on the model for every run of a population in lockstep. Dense BPTT,
+//! fixed-interval checkpointing and revolve are plans (their files build them); the executor
+//! runs any valid plan and counts what it did.
+
+use super::{Counts, Pass};
+use crate::model::{Grads, RecurrentModel, VjpStep, evals};
+use crate::train::batch::Batch;
+use burn::tensor::Tensor;
+
+/// One action of a plan. The working state is h at some time `cur`; the store holds
+/// snapshots by time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Keep a snapshot of the working state (at its time).
+    Store,
+    /// Advance the working state one step: h_cur -> h_{cur+1} (a forward cell evaluation).
+    Advance,
+    /// Copy snapshot `t` into the working state; the snapshot stays.
+    Restore(usize),
+    /// Move snapshot `t` into the working state, freeing its slot.
+    Take(usize),
+    /// The VJP of step cur + 1 from the working h_cur: the backward pass's next step. The
+    /// VJPs run for t = T..1, each exactly once.
+    Vjp,
+}
+
+/// Run `plan` on `params` and `batch`: the gradient of the per-run loss the model's VJP
+/// applies at each step, and per run what it cost. The loss itself is complete only when the
+/// plan advanced through every step (dense) or the model's VJP sums it (the GRU on a GPU).
+///
+/// Panics if the plan is not a valid schedule for `batch.t()` steps: a VJP out of order, a
+/// snapshot restored that is not held, a step past T, a VJP missing.
+pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, plan: &[Action]) -> Pass {
+    let [r, _, _] = params[0].dims();
+    let t_len = batch.t();
+    let device = params[0].device();
+    let scale = batch.mse_scale();
+    let before = evals::so_far();
+
+    let mut store: Vec<Option<Tensor<3>>> = (0..=t_len).map(|_| None).collect();
+    let (mut held, mut peak) = (0usize, 1usize); // snapshots held; peak counts the working state too
+    let mut cur = 0usize;
+    let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
+    let mut loss = Tensor::<3>::zeros([r, 1, 1], &device);
+    let mut loss_steps = 0usize; // steps whose loss term the forward added (each once)
+    let mut grads = model.grad_zeros(params);
+    let mut dh = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
+    let mut next_vjp = t_len;
+    for &a in plan {
+        match a {
+            Action::Store => {
+                assert!(store[cur].is_none(), "state {cur} stored twice");
+                store[cur] = Some(h.clone());
+                held += 1;
+                peak = peak.max(held + 1);
+            }
+            Action::Advance => {
+                assert!(cur < t_len, "advance past step {t_len}");
+                let x = batch.xs[cur].clone();
+                h = model.step(params, h, x.clone());
+                cur += 1;
+                if cur > loss_steps {
+                    loss = model.add_loss(params, h.clone(), x, batch.ys[cur - 1].clone(), loss);
+                    loss_steps = cur;
+                }
+            }
+            Action::Restore(t) => {
+                h = store[t].clone().unwrap_or_else(|| panic!("restore of state {t}, which is not held"));
+                cur = t;
+            }
+            Action::Take(t) => {
+                h = store[t].take().unwrap_or_else(|| panic!("take of state {t}, which is not held"));
+                held -= 1;
+                cur = t;
+            }
+            Action::Vjp => {
+                assert_eq!(cur + 1, next_vjp, "VJP of step {} while step {next_vjp} is next", cur + 1);
+                let (x, y) = (batch.xs[cur].clone(), batch.ys[cur].clone());
+                dh = model.step_vjp(params, VjpStep { h_prev: h.clone(), x, y, dh, scale }, &mut grads);
+                next_vjp -= 1;
+            }
+        }
+    }
+    assert_eq!(next_vjp, 0, "the plan stopped before the VJP of step {next_vjp}");
+    let spent = evals::so_far() - before;
+    // A packed gradient sums the squared error in its VJPs, so its loss is always complete.
+    let packed = matches!(grads, Grads::Packed { .. });
+    let (grads, loss) = model.grads_of(grads, loss);
+    let loss = (loss_steps == t_len || packed).then(|| loss.mul_scalar(scale).reshape([r]));
+    Pass { grads, loss, counts: vec![Counts::per_run(peak, spent, r); r] }
+}

@@ -1,0 +1,210 @@
+//! The gradient schedules of the frontier (issue 17, `rdbench_engine::schedule`): revolve's
+//! forward evaluations equal the optimum of the `checkpoint-schedules` package's Revolve for
+//! every slot count (tests/fixtures/revolve_schedules.json, made by tools/make_fixtures.py)
+//! and it never holds more than its slots; fixed-interval and revolve gradients are dense
+//! BPTT's for both models; the counters of every schedule equal a hand count at T = 5;
+//! reversal at a fixed k is exact on rev_ode_small and, on a trained GRU, counts the
+//! iterations it ran; and a frontier probe records every schedule of the grid.
+
+mod common;
+use burn::tensor::Tensor;
+use common::*;
+use rdbench_core::config::BenchConfig;
+use rdbench_core::frontier::grid;
+use rdbench_core::records::ScheduleKind;
+use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::idea::probe::{ProbeSettings, probe};
+use rdbench_engine::model::{self, Gru, ModelShape, RecurrentModel};
+use rdbench_engine::schedule::{Counts, Schedule};
+use rdbench_engine::train::batch::{Batch, DeviceData};
+use rdbench_engine::train::init_population;
+
+fn rev_ode(hidden: usize) -> Box<dyn RecurrentModel> {
+    model::by_name("rev_ode_small", &ModelShape { input: 2, hidden, output: 2, rank0: 4, rank_max: 8 }).unwrap()
+}
+
+/// The first `t` steps of `b` pendulum trajectories for `runs` runs.
+fn pendulum(t: usize, b: usize, runs: usize) -> Batch {
+    let data = Pendulum::default().generate(0);
+    let full = &data.train;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for n in 0..b {
+        for s in 0..t {
+            let at = (n * full.t + s) * full.f_in;
+            x.extend(full.x[at..at + full.f_in].iter().map(|&v| v as f64));
+            y.extend(full.y[at..at + full.f_out].iter().map(|&v| v as f64));
+        }
+    }
+    batch_of(x, y, b, t, full.f_in, runs)
+}
+
+fn flat_grads(g: &[Tensor<3>]) -> Vec<f64> {
+    g.iter().flat_map(|t| read(t.clone())).collect()
+}
+
+/// ||a - b|| / ||b||.
+fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    d / b.iter().map(|y| y * y).sum::<f64>().sqrt()
+}
+
+#[test]
+fn revolve_takes_the_reference_optimum_and_never_exceeds_its_slots() {
+    let fx = fixture("revolve_schedules.json");
+    let model = Gru::new(2, 3, 2);
+    let (params, _) = init_population(&model, &[7], &device());
+    let mut batches = std::collections::HashMap::new();
+    let cases = fx["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1 + 2 + 5 + 17 + 80, "T in {{1, 2, 5, 17, 80}}, every slot count 1..T");
+    for c in cases {
+        let n = |k: &str| c[k].as_u64().unwrap() as usize;
+        let (t, slots) = (n("t"), n("slots"));
+        let batch = batches.entry(t).or_insert_with(|| pendulum(t, 2, 1));
+        let pass = Schedule::Revolve { slots }.run(&model, &params, batch, 20);
+        let got = pass.counts[0];
+        assert_eq!(got.forward_evals, n("advances") as u64, "T {t}, {slots} slots: forward evaluations");
+        assert_eq!(got.forward_evals + got.vjp_steps, n("optimal_total") as u64, "T {t}, {slots} slots");
+        assert_eq!(got.vjp_steps, t as u64);
+        assert_eq!(got.reversal_evals, 0);
+        // Snapshots held besides the working state: never more than the slots.
+        assert!(got.stored_states - 1 <= slots, "T {t}: {} snapshots held with {slots} slots", got.stored_states - 1);
+    }
+}
+
+#[test]
+fn exact_schedules_give_the_dense_gradient_for_both_models() {
+    let gru = Gru::new(2, 32, 2);
+    let ode = rev_ode(32);
+    for model in [&gru as &dyn RecurrentModel, &*ode] {
+        let (params, _) = init_population(model, &[0, 1], &device());
+        let batch = pendulum(80, 16, 2);
+        let dense = Schedule::Dense.run(model, &params, &batch, 20);
+        let want = flat_grads(&dense.grads);
+        let exact = [2, 9, 16, 80]
+            .map(|k| Schedule::FixedInterval { k })
+            .into_iter()
+            .chain([1, 2, 5, 10, 40, 80].map(|slots| Schedule::Revolve { slots }));
+        for s in exact {
+            let pass = s.run(model, &params, &batch, 20);
+            let err = rel_err(&flat_grads(&pass.grads), &want);
+            assert!(err <= 1e-6, "{s:?}: relative error {err:e}");
+            assert!(pass.counts[0].stored_states < 81, "{s:?} holds fewer states than dense");
+        }
+    }
+}
+
+#[test]
+fn counters_match_a_hand_count_at_t5() {
+    let (t, iters) = (5, 20);
+    let gru = Gru::new(2, 4, 2);
+    let (params, _) = init_population(&gru, &[1], &device());
+    let batch = pendulum(t, 3, 1);
+    let counts = |s: Schedule| s.run(&gru, &params, &batch, iters).counts[0];
+    let c = |stored_states, forward_evals, reversal_evals| Counts {
+        stored_states,
+        forward_evals,
+        reversal_evals,
+        vjp_steps: 5,
+    };
+    // Dense: h_0..h_4 stored and h_5 working; 5 steps forward.
+    assert_eq!(counts(Schedule::Dense), c(6, 5, 0));
+    // Fixed interval 2: forward to h_4 keeping h_0, h_2 (4 steps); the segments [4, 5], [2, 4],
+    // [0, 2] recompute 0, 1 and 1 steps; at most h_0, h_2 and one recomputed state stored
+    // beside the working state.
+    assert_eq!(counts(Schedule::FixedInterval { k: 2 }), c(3, 6, 0));
+    // Revolve, 2 slots: store h_0, advance to h_2 and store it, advance to h_4, VJP 5; restore
+    // h_2, advance to h_3, VJP 4; take h_2, VJP 3; restore h_0, advance to h_1, VJP 2; take
+    // h_0, VJP 1.
+    assert_eq!(counts(Schedule::Revolve { slots: 2 }), c(3, 6, 0));
+    // Revolve, 1 slot: 4 + 3 + 2 + 1 steps from h_0.
+    assert_eq!(counts(Schedule::Revolve { slots: 1 }), c(2, 10, 0));
+    // Reversal at k = 2: checkpoints h_0, h_2, h_4, h_5 (h_5 working); h_3 and h_1 rebuilt,
+    // 20 fixed-point iterations each.
+    assert_eq!(counts(Schedule::Reversal { k: 2 }), c(4, 5, 40));
+    // An algebraic inverse is one evaluation.
+    let ode = rev_ode(4);
+    let (p2, _) = init_population(&*ode, &[1], &device());
+    assert_eq!(Schedule::Reversal { k: 2 }.run(&*ode, &p2, &batch, iters).counts[0], c(4, 5, 2));
+    // The idea with a different k per run: only the runs without a checkpoint are reversed.
+    let (p3, _) = init_population(&gru, &[1, 2, 3], &device());
+    let b3 = pendulum(t, 3, 3);
+    let idea = Schedule::Idea { ks: vec![1, 2, 5] }.run(&gru, &p3, &b3, iters).counts;
+    assert_eq!(idea, vec![c(6, 5, 0), c(4, 5, 40), c(2, 5, 80)]);
+}
+
+#[test]
+fn reversal_at_fixed_k_is_exact_on_rev_ode_and_counts_its_gru_iterations() {
+    let ode = rev_ode(32);
+    let (params, _) = init_population(&*ode, &[0], &device());
+    let batch = pendulum(80, 32, 1);
+    let dense = flat_grads(&Schedule::Dense.run(&*ode, &params, &batch, 20).grads);
+    for k in [2, 4, 8, 16] {
+        let pass = Schedule::Reversal { k }.run(&*ode, &params, &batch, 20);
+        let cos = cosine(&flat_grads(&pass.grads), &dense);
+        assert!(cos > 0.9999, "k = {k}: cosine {cos}");
+        assert_eq!(pass.counts[0].stored_states, 80usize.div_ceil(k) + 1);
+    }
+
+    // A GRU trained in PyTorch whose reversal does not contract (the gru_reversal_torch
+    // fixture): each rebuilt state costs the iterations asked for, so the count grows with k.
+    let v = fixture("gru_reversal_torch.json");
+    let n = |key: &str| v[key].as_u64().unwrap() as usize;
+    let (f, h, b, t) = (n("F"), n("H"), n("B"), n("T"));
+    let gru = Gru::new(f, h, f);
+    let p = torch_to_ours(&v, "", f, h);
+    let batch = batch_of(flat(&v["x"]), flat(&v["y"]), b, t, f, 1);
+    let mut last = 0;
+    for k in [1, 2, 4, t] {
+        for iters in [1, 7] {
+            let got = Schedule::Reversal { k }.run(&gru, &p, &batch, iters).counts[0];
+            // States 1..T-1 that are not a multiple of k are rebuilt, one reversal each.
+            let rebuilt = (1..t).filter(|s| s % k != 0).count() as u64;
+            assert_eq!(got.reversal_evals, rebuilt * iters as u64, "k = {k}, {iters} iterations");
+            assert_eq!((got.forward_evals, got.vjp_steps), (t as u64, t as u64));
+        }
+        let now = Schedule::Reversal { k }.run(&gru, &p, &batch, 20).counts[0].reversal_evals;
+        assert!(now >= last, "k = {k}: {now} reversal evaluations, fewer than at a smaller k ({last})");
+        last = now;
+    }
+}
+
+#[test]
+fn a_frontier_probe_records_every_schedule_of_the_grid() {
+    let data = Pendulum::default().generate(0);
+    let model = Gru::new(2, 16, 2);
+    let (params, _) = init_population(&model, &[0, 1], &device());
+    let batch = DeviceData::new(&data.train, &device()).all(2, 8);
+    let cfg = BenchConfig { k_max: 8, reversal_iters: 5, batch_size: 8, ..BenchConfig::default() };
+    let s = ProbeSettings::new(&cfg, true);
+    let recs = futures::executor::block_on(probe(&model, &params, &batch, &s, 0)).unwrap();
+    let g = grid(80, 8);
+    for rec in &recs {
+        let of = |kind: ScheduleKind| rec.frontier.iter().filter(move |p| p.at.schedule == kind);
+        assert_eq!(of(ScheduleKind::Dense).count(), 1);
+        assert_eq!(of(ScheduleKind::Idea).map(|p| p.at.k).collect::<Vec<_>>(), vec![Some(rec.k)]);
+        assert_eq!(of(ScheduleKind::Reversal).filter_map(|p| p.at.k).collect::<Vec<_>>(), g.reversal_ks);
+        assert_eq!(of(ScheduleKind::FixedInterval).filter_map(|p| p.at.k).collect::<Vec<_>>(), g.fixed_interval_ks);
+        let slots: Vec<usize> = of(ScheduleKind::Revolve).filter_map(|p| p.at.slots).collect();
+        assert!(g.revolve_slots.iter().all(|s| slots.contains(s)), "{slots:?}");
+        for p in &rec.frontier {
+            assert_eq!(p.vjp_steps, 80, "{p:?}");
+            if p.at.schedule.is_exact() {
+                assert!(p.grad_rel_err.unwrap() <= 1e-6 && p.grad_cos.unwrap() > 0.999999, "{p:?}");
+                assert_eq!(p.reversal_evals, 0);
+            }
+        }
+        let dense = of(ScheduleKind::Dense).next().unwrap();
+        assert_eq!((dense.stored_states, dense.forward_evals), (81, 80));
+        assert_eq!(rec.grad_cos_chosen, of(ScheduleKind::Idea).next().unwrap().grad_cos);
+        assert_eq!(rec.grad_cos_kmax, of(ScheduleKind::Reversal).find(|p| p.at.k == Some(8)).unwrap().grad_cos);
+    }
+    // A probe without the frontier records none and the same defects and interval.
+    let plain = futures::executor::block_on(probe(&model, &params, &batch, &ProbeSettings { frontier: false, ..s }, 0));
+    for (a, b) in plain.unwrap().iter().zip(&recs) {
+        assert!(a.frontier.is_empty());
+        assert_eq!(
+            (a.defect_mean, &a.chained, a.k, a.grad_cos_chosen),
+            (b.defect_mean, &b.chained, b.k, b.grad_cos_chosen)
+        );
+    }
+}
