@@ -42,6 +42,7 @@ fn fixture_on(device: &Device) -> (GruFixture, Vec<Tensor<3>>, rdbench_engine::t
         f_out: fx.f,
         x: flat(&fx.v["x"]).iter().map(|&v| v as f32).collect(),
         y: flat(&fx.v["y"]).iter().map(|&v| v as f32).collect(),
+        task: rdbench_core::track::Task::Regression,
     };
     let batch = DeviceData::new(&ds, device).all(1, fx.b);
     (fx, params, batch)

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Generate the reference fixtures the Rust tests compare against.
 
-Run once (needs torch, scipy, numpy):  python3 tools/make_fixtures.py [NAME ...]
-Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch}.json, or only
+Run once (needs torch, scipy, numpy, and mnist1d for its fixture):
+python3 tools/make_fixtures.py [NAME ...]
+Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch,numpy_legacy,
+mnist1d,...}.json, or only
 the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
 fixture does not rewrite the committed others. CI does not run this: the outputs are
 committed. Versions used are recorded in each file.
@@ -399,12 +401,87 @@ def rev_ode_fixture():
     return out
 
 
+def numpy_legacy_fixture():
+    """numpy's legacy RandomState draws and the numpy/scipy signal operations MNIST-1D uses."""
+    import scipy.ndimage as ndi
+
+    rs = np.random.RandomState(42)
+    script = []  # (op, arg, result) in one stream, so a misaligned draw fails every later value
+    script.append(["uint32", 10, rs.randint(0, 2**32, size=10, dtype=np.uint64).tolist()])
+    script.append(["random_sample", 5, [rs.random_sample() for _ in range(5)]])
+    script.append(["standard_normal", 7, [rs.standard_normal() for _ in range(7)]])
+    script.append(["random_sample", 1, [rs.rand()]])  # the Gaussian cache survives a uniform
+    script.append(["standard_normal", 3, [rs.randn() for _ in range(3)]])
+    script.append(["choice", 48, [int(rs.choice(48)) for _ in range(30)]])
+    script.append(["randint", 1, [int(rs.randint(0, 1)) for _ in range(3)]])
+    script.append(["randint", 5000, [int(rs.randint(0, 5000)) for _ in range(5)]])
+    script.append(["permutation", 10, rs.permutation(10).tolist()])
+    script.append(["permutation", 1000, rs.permutation(1000).tolist()])
+    script.append(["uint32", 3, rs.randint(0, 2**32, size=3, dtype=np.uint64).tolist()])
+    seeds = {s: np.random.RandomState(s).randint(0, 2**32, size=3, dtype=np.uint64).tolist()
+             for s in (0, 1, 12345, 4294967295)}
+
+    rng = np.random.default_rng(5)
+    noise = rng.standard_normal(72)
+    short = rng.standard_normal(5)
+    xp = np.linspace(0, 1, 50)
+    fp = np.concatenate([rng.standard_normal(12), np.zeros(38)])
+    big = rng.standard_normal(1000) * 3 + 1
+    return {
+        "about": "np.random.RandomState(42): one stream of draws in `script` order; `seeds`: the first three "
+                 "32-bit draws of other seeds. Then np.linspace, np.interp (what interp1d linear calls for 1-D "
+                 "float64), scipy.ndimage.gaussian_filter1d (defaults) and numpy's mean/std.",
+        "script": script,
+        "seeds": {str(k): v for k, v in seeds.items()},
+        "linspace": {"0_1_72": np.linspace(0, 1, 72).tolist(), "m05_05_72": np.linspace(-0.5, 0.5, 72).tolist(),
+                     "0_1_40": np.linspace(0, 1, 40).tolist()},
+        "interp": {"xp": xp.tolist(), "fp": fp.tolist(), "x": np.linspace(0, 1, 72).tolist(),
+                   "out": np.interp(np.linspace(0, 1, 72), xp, fp).tolist()},
+        "gaussian_filter": {"x": noise.tolist(), "sigma2": ndi.gaussian_filter(noise, 2).tolist(),
+                            "sigma1": ndi.gaussian_filter1d(noise, 1).tolist(),
+                            "short": short.tolist(), "short_sigma2": ndi.gaussian_filter1d(short, 2).tolist()},
+        "moments": {"x": big.tolist(), "mean": float(big.mean()), "std": float(big.std())},
+    }
+
+
+def mnist1d_fixture():
+    """The PyPI package mnist1d's make_dataset(get_dataset_args()) for the default seed and another."""
+    import importlib.metadata
+
+    from mnist1d.data import get_dataset_args, get_templates, make_dataset
+
+    out = {"about": "mnist1d.data.make_dataset(get_dataset_args()) with args.seed = SEED: every label, a few "
+                    "whole examples (float64), and sums over the whole set: sum x, sum x^2 and sum x * "
+                    "(row index + 1) * (step + 1) / 1e4, per split.",
+           "mnist1d_version": importlib.metadata.version("mnist1d"),
+           "templates": get_templates()["x"].tolist(),
+           "seeds": {}}
+    for seed in (42, 7):
+        args = get_dataset_args()
+        args.seed = seed
+        d = make_dataset(args)
+
+        def sums(x):
+            w = np.outer(np.arange(1, x.shape[0] + 1), np.arange(1, x.shape[1] + 1)) / 1e4
+            return {"sum": float(x.sum()), "sum_sq": float((x ** 2).sum()), "weighted": float((x * w).sum())}
+
+        out["seeds"][str(seed)] = {
+            "y": d["y"].tolist(), "y_test": d["y_test"].tolist(),
+            "x_rows": {str(i): d["x"][i].tolist() for i in (0, 1, 2, 1234, 3999)},
+            "x_test_rows": {str(i): d["x_test"][i].tolist() for i in (0, 500, 999)},
+            "train": sums(d["x"]), "test": sums(d["x_test"]),
+        }
+    return out
+
+
 FIXTURES = {
     "gru_torch": gru_fixture,
     "adam_torch": adam_fixture,
     "stats_scipy": stats_fixture,
     "gru_reversal_torch": gru_reversal_fixture,
     "rev_ode_torch": rev_ode_fixture,
+    "numpy_legacy": numpy_legacy_fixture,
+    "mnist1d": mnist1d_fixture,
 }
 
 

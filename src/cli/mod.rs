@@ -22,8 +22,9 @@ enum Command {
     /// Run the whole bench and write bench_report.json.
     #[command(allow_negative_numbers = true)]
     Run(Box<RunArgs>),
-    /// Run the mechanism study: the bench on every model under every policy (same flags as
-    /// `run`, less --model and --policy), writing study_report.json and its chart.
+    /// Run the mechanism study: the bench on every track, model and policy (same flags as
+    /// `run`, less --model and --policy; --track keeps one track), writing study_report.json
+    /// and its chart.
     #[command(allow_negative_numbers = true)]
     Study(Box<StudyArgs>),
     /// Check a report file against the schema.

@@ -1,21 +1,26 @@
-//! `rdbench study`: the bench on every model under every policy, pooled into
-//! `study_report.json` and its chart.
+//! `rdbench study`: the bench on every track, model and policy (one track with `--track`),
+//! pooled into `study_report.json` and its chart.
 
 use super::args::StudyArgs;
 use super::run::bench_with_bar;
 
 pub fn study(args: &StudyArgs) -> Result<(), String> {
-    use rdbench_core::study::{bench_configs, build_study};
+    use rdbench_core::study::{all_tracks, bench_configs, bench_name, build_study};
     let run = &args.run;
     if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
         let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
         return Err(format!("{flag} is not a study flag: the study runs every model under every policy"));
     }
     let base = run.config()?;
-    let cfgs = bench_configs(&base);
+    // Every track, unless --track names one.
+    let tracks = if run.texts.iter().any(|(k, _)| k == "track") { vec![base.track.clone()] } else { all_tracks() };
+    let cfgs = bench_configs(&base, &tracks);
+    for cfg in &cfgs {
+        cfg.validate().map_err(|e| format!("{}: invalid value for {}: {}", bench_name(cfg), e.flag(), e.message))?;
+    }
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
-        let label = format!("{} {}", cfg.model, cfg.policy.as_str());
+        let label = bench_name(cfg);
         let report = bench_with_bar(cfg, run, format!("bench {}/{} {label} | ", i + 1, cfgs.len()))?;
         let r = &report.comparison;
         println!(

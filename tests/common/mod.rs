@@ -62,6 +62,7 @@ pub fn batch_of(x: Vec<f64>, y: Vec<f64>, b: usize, t: usize, f: usize, runs: us
         f_out: f,
         x: x.iter().map(|&v| v as f32).collect(),
         y: y.iter().map(|&v| v as f32).collect(),
+        task: rdbench_core::track::Task::Regression,
     };
     DeviceData::new(&ds, &device()).all(runs, b)
 }
@@ -152,6 +153,7 @@ pub fn run_record(
         backend: "cpu-flex".into(),
         run_hash: "0123456789abcdef".into(),
         rank_history: Vec::new(),
+        secondary_metric: None,
     }
 }
 

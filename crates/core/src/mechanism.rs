@@ -317,6 +317,7 @@ mod tests {
             backend: String::new(),
             run_hash: String::new(),
             rank_history: Vec::new(),
+            secondary_metric: None,
         }
     }
 

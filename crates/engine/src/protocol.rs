@@ -61,6 +61,7 @@ pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelS
         output: track.output_dim(),
         rank0: cfg.rank_r0,
         rank_max: cfg.rank_max,
+        task: track.task(),
     }
 }
 
@@ -233,8 +234,8 @@ fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epoch
 /// Work units of the whole bench under a validated `cfg` (the estimate before Run is
 /// `work_total x Calibration::ms_per_work_unit / workers`).
 pub fn work_total(cfg: &BenchConfig) -> usize {
-    let track = track::by_name(&cfg.track).expect("validated");
-    let (sweep_n, full_n) = (track.n_train() - track.n_val(), track.n_train());
+    let full_n = cfg.train_sequences().expect("validated");
+    let sweep_n = full_n - track::validation_size(full_n);
     ARMS.iter()
         .map(|&arm| {
             let rule = rule_for(arm, cfg);
@@ -273,8 +274,9 @@ pub async fn run_phases(
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
 
-    let data = track.generate(cfg.data_seed);
-    let sweep = data.sweep_split(track.n_val());
+    let n_train = cfg.train_sequences().expect("validated");
+    let data = track.generate(cfg.data_seed).with_train(n_train);
+    let sweep = data.sweep_split(track::validation_size(n_train));
     let full = data.full_split();
     let device = &backend.device;
     let sweep_data = (&DeviceData::new(&sweep.train, device), &DeviceData::new(&sweep.eval, device));
@@ -311,7 +313,8 @@ pub async fn run_phases(
         let recs =
             scheduler.train_or_reuse(&specs, &mut *rules[i], sweep_data, host).await.map_err(|e| stop(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
-        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm)).expect("validated: the lr grid is not empty");
+        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm), track.task().direction())
+            .expect("validated: the lr grid is not empty");
         runs.extend(recs);
     }
     for (i, arm) in ARMS.into_iter().enumerate() {

@@ -54,7 +54,7 @@ pub fn schema() -> Value {
                 KnobKind::Int { min, max } => {
                     o["kind"] = json!("int");
                     o["min"] = json!(min);
-                    o["max"] = json!(max.resolve(&*default_track));
+                    o["max"] = json!(max.resolve(&*default_track, 0));
                 }
                 KnobKind::Float { min, max } => {
                     o["kind"] = json!("float");

@@ -39,6 +39,7 @@ fn defaults_are_the_spec_defaults() {
         rank_max: 8,
         enrich_window: 5,
         enrich_threshold: 0.05,
+        train_size: 0,
     };
     assert_eq!(BenchConfig::default(), want);
 }

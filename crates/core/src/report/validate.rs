@@ -61,7 +61,8 @@ pub const TOP_KEYS: &[&str] = &[
     "idea_sweep",
 ];
 /// Extension keys this version writes after the seed keys.
-pub const EXTENSION_KEYS: &[&str] = &["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs"];
+pub const EXTENSION_KEYS: &[&str] =
+    &["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "task"];
 const BASELINE_KEYS: &[&str] = &["best_cfg", "sweep", "full"];
 const FULL_KEYS: &[&str] = &["mean", "std", "per_seed", "n"];
 const IDEA_KEYS: &[&str] = &["best_cfg", "mean", "std", "per_seed", "n"];
@@ -173,9 +174,22 @@ fn semantics(r: &Report, c: &mut Checker) {
     if r.bench_version != super::BENCH_VERSION {
         c.fail("bench_version", format!("expected {}, found {}", super::BENCH_VERSION, r.bench_version));
     }
-    if r.metric_direction != "lower is better" {
-        c.fail("metric_direction", format!("expected \"lower is better\", found {:?}", r.metric_direction));
+    // The track's direction; a report without a config is of the dynamics track.
+    let track = r.config.as_ref().map_or("dynamics", |c| c.track.as_str());
+    let task = crate::track::by_name(track).map(|t| t.task());
+    match (crate::track::Direction::parse(&r.metric_direction), task) {
+        (None, _) => c.fail(
+            "metric_direction",
+            format!("expected \"lower is better\" or \"higher is better\", found {:?}", r.metric_direction),
+        ),
+        (Some(d), Some(task)) if d != task.direction() => c.fail(
+            "metric_direction",
+            format!("{:?}, but the {track} track's {} is {:?}", d.as_str(), task.metric(), task.direction().as_str()),
+        ),
+        _ => {}
     }
+    let direction = r.direction();
+    let classification = matches!(task, Some(crate::track::Task::Classification { .. }));
     let base = &r.baseline.full;
     let idea = &r.idea;
     for (path, per_seed, n, mean, std) in [
@@ -189,9 +203,10 @@ fn semantics(r: &Report, c: &mut Checker) {
             c.fail(&join(path, "n"), format!("n = {n} but n_seeds = {}", r.n_seeds));
         }
         for (i, v) in per_seed.iter().enumerate() {
-            if let Some(v) = v
-                && (!v.is_finite() || *v < 0.0)
-            {
+            let Some(v) = v else { continue };
+            if classification && !(0.0..=1.0).contains(v) {
+                c.fail(&format!("{path}.per_seed[{i}]"), format!("an accuracy must be in [0, 1], found {v}"));
+            } else if !v.is_finite() || *v < 0.0 {
                 c.fail(&format!("{path}.per_seed[{i}]"), format!("an MSE must be finite and >= 0, found {v}"));
             }
         }
@@ -224,7 +239,7 @@ fn semantics(r: &Report, c: &mut Checker) {
         match (d, b, x) {
             (Some(d), Some(b), Some(x)) => {
                 pairs += 1;
-                wins += (*d < 0.0) as usize;
+                wins += (direction.gain(*d) > 0.0) as usize;
                 if !close(*d, x - b) {
                     c.fail(
                         &format!("comparison.per_seed_diffs[{i}]"),
@@ -246,7 +261,7 @@ fn semantics(r: &Report, c: &mut Checker) {
     if cmp.n_pairs != pairs {
         c.fail("comparison.n_pairs", format!("{} but {pairs} pairs have both metrics", cmp.n_pairs));
     }
-    let expected = Pairs::new(&base.per_seed, &idea.per_seed);
+    let expected = Pairs::new(&base.per_seed, &idea.per_seed, direction);
     match (cmp.delta_mean, expected.delta_mean) {
         (Some(d), Some(want)) if !close(d, want) => c.fail(
             "comparison.delta_mean",
@@ -272,7 +287,7 @@ fn semantics(r: &Report, c: &mut Checker) {
         c.fail("comparison.p_value", format!("{p} is not a probability"));
     }
     let alpha = r.config.as_ref().map_or(0.05, |c| c.alpha);
-    let want = Verdict::decide(cmp.p_value, cmp.delta_mean, alpha);
+    let want = Verdict::decide(cmp.p_value, cmp.delta_mean, alpha, direction);
     if cmp.verdict != want {
         c.fail(
             "comparison.verdict",
@@ -284,10 +299,10 @@ fn semantics(r: &Report, c: &mut Checker) {
     }
     // best_cfg: the protocol's rule.
     let base_sweep: Vec<(f64, Option<f64>)> = r.baseline.sweep.iter().map(|e| (e.cfg.lr, e.mean)).collect();
-    if let Some(b) = best_lr(&base_sweep)
+    if let Some(b) = best_lr(&base_sweep, direction)
         && b != r.baseline.best_cfg.lr
     {
-        c.fail("baseline.best_cfg.lr", format!("{} but the lowest sweep mean is at lr {b}", r.baseline.best_cfg.lr));
+        c.fail("baseline.best_cfg.lr", format!("{} but the best sweep mean is at lr {b}", r.baseline.best_cfg.lr));
     }
     let mut idea_sweep = Vec::new();
     for (k, v) in &r.idea_sweep {
@@ -296,9 +311,9 @@ fn semantics(r: &Report, c: &mut Checker) {
             _ => c.fail(&format!("idea_sweep.{k}"), "the key must be a positive learning rate"),
         }
     }
-    if let Some(b) = best_lr(&idea_sweep)
+    if let Some(b) = best_lr(&idea_sweep, direction)
         && b != r.idea.best_cfg.lr
     {
-        c.fail("idea.best_cfg.lr", format!("{} but the lowest idea_sweep mean is at lr {b}", r.idea.best_cfg.lr));
+        c.fail("idea.best_cfg.lr", format!("{} but the best idea_sweep mean is at lr {b}", r.idea.best_cfg.lr));
     }
 }

@@ -35,7 +35,7 @@ pub struct CheckpointedOut {
     pub stored_states: Vec<usize>,
 }
 
-/// Gradients of the per-run MSE with checkpoint interval `ks[r]` for run r.
+/// Gradients of the per-run training loss with checkpoint interval `ks[r]` for run r.
 pub fn checkpointed_grads(
     model: &dyn RecurrentModel,
     params: &[Tensor<3>],
@@ -47,7 +47,6 @@ pub fn checkpointed_grads(
     assert_eq!(ks.len(), r, "one interval per run");
     let t_len = batch.t();
     let device = params[0].device();
-    let scale = batch.mse_scale();
     let runs_at = |s: usize| -> Vec<usize> { (0..r).filter(|&i| is_checkpoint(s, t_len, ks[i])).collect() };
     let keep = |h: &Tensor<3>, runs: &[usize]| -> Tensor<3> {
         if runs.len() == r {
@@ -66,10 +65,10 @@ pub fn checkpointed_grads(
     // States held per run, counted from what is actually stored.
     let mut stored_states = vec![1usize; r];
     stored[0] = Some(Stored { runs: (0..r).collect(), h: h.clone() });
-    for (i, (x, y)) in batch.xs.iter().zip(&batch.ys).enumerate() {
+    for (i, x) in batch.xs.iter().enumerate() {
         let t = i + 1;
         h = model.step(params, h, x.clone());
-        loss = model.add_loss(params, h.clone(), x.clone(), y.clone(), loss);
+        loss = model.add_loss(params, h.clone(), x.clone(), &batch.loss_at(t), loss);
         let runs = runs_at(t);
         if !runs.is_empty() {
             runs.iter().for_each(|&i| stored_states[i] += 1);
@@ -94,12 +93,12 @@ pub fn checkpointed_grads(
                 }
             }
         };
-        let step = VjpStep { h_prev: h_prev.clone(), x, y: batch.ys[t - 1].clone(), dh, scale };
+        let step = VjpStep { h_prev: h_prev.clone(), x, loss: batch.loss_at(t), dh };
         dh = model.step_vjp(params, step, &mut grads);
         h_cur = h_prev;
     }
     let (grads, loss) = model.grads_of(grads, loss);
-    CheckpointedOut { out: GradOut { grads, loss: loss.mul_scalar(scale).reshape([r]) }, stored_states }
+    CheckpointedOut { out: GradOut { grads, loss: loss.mul_scalar(batch.loss_scale()).reshape([r]) }, stored_states }
 }
 
 /// `rev` with the rows of the runs in `s` replaced by their stored states.
