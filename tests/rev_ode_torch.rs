@@ -4,10 +4,10 @@
 //! algebraic inverse, and a trained cell's states and reversal defect.
 
 mod common;
-use rdbench_core::track::Task;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::policy::Policy;
+use rdbench_core::track::Task;
 use rdbench_engine::idea::checkpointed::checkpointed_grads;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};

@@ -37,6 +37,7 @@ fn texts() -> &'static Vec<String> {
         rdbench::alloc_count::install_meter();
         let b = backend::cpu("flex").unwrap();
         bench_configs(&tiny(), &all_tracks())
+            .unwrap()
             .iter()
             .map(|c| futures::executor::block_on(run_bench(c, &b, &[], &mut Quiet)).unwrap().to_json())
             .collect()

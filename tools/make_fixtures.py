@@ -401,6 +401,69 @@ def rev_ode_fixture():
     return out
 
 
+def classify_torch_fixture():
+    """Both models trained on a classification: nn.GRU and rev_ode_small read out at the last
+    step, F.cross_entropy (mean over the batch) on real MNIST-1D sequences; loss, logits and
+    every parameter gradient in float64 (weights and inputs rounded to float32 first)."""
+    import torch.nn.functional as fn
+    from mnist1d.data import get_dataset_args, make_dataset
+
+    d = make_dataset(get_dataset_args())
+    B, C = 4, 10
+    x = f32_exact(d["x"][:B, :, None])  # [B, 40, 1]
+    labels = torch.from_numpy(d["y"][:B].astype(np.int64))
+    _, T, F = x.shape
+    rng = np.random.default_rng(18)
+
+    H = 6
+    gru = torch.nn.GRU(F, H, batch_first=True).double()
+    lin = torch.nn.Linear(H, C).double()
+    with torch.no_grad():
+        for p in list(gru.parameters()) + list(lin.parameters()):
+            p.copy_(f32_exact(rng.uniform(-0.8, 0.8, size=tuple(p.shape))))
+    states, _ = gru(x, torch.zeros(1, B, H, dtype=torch.float64))
+    logits = lin(states[:, -1])
+    loss = fn.cross_entropy(logits, labels)
+    loss.backward()
+    gru_out = {
+        "H": H,
+        "weight_ih": tolist(gru.weight_ih_l0), "weight_hh": tolist(gru.weight_hh_l0),
+        "bias_ih": tolist(gru.bias_ih_l0), "bias_hh": tolist(gru.bias_hh_l0),
+        "out_weight": tolist(lin.weight), "out_bias": tolist(lin.bias),
+        "logits": tolist(logits), "loss": loss.item(),
+        "grad_weight_ih": tolist(gru.weight_ih_l0.grad), "grad_weight_hh": tolist(gru.weight_hh_l0.grad),
+        "grad_bias_ih": tolist(gru.bias_ih_l0.grad), "grad_bias_hh": tolist(gru.bias_hh_l0.grad),
+        "grad_out_weight": tolist(lin.weight.grad), "grad_out_bias": tolist(lin.bias.grad),
+    }
+
+    H, R_MAX, RANK = 8, 3, 2
+    H2 = H // 2
+    shapes = {"u_f": (R_MAX, H2), "v_f": (H2, R_MAX), "w_f": (F, H2), "d_f": (1, H2),
+              "u_g": (R_MAX, H2), "v_g": (H2, R_MAX), "w_g": (F, H2), "d_g": (1, H2),
+              "w_o": (H, C), "b_o": (1, C)}
+    mask = torch.tensor([[1.0]] * RANK + [[0.0]] * (R_MAX - RANK), dtype=torch.float64)
+    p = {k: f32_exact(rng.uniform(-0.8, 0.8, size=shapes[k])) for k in REV_ODE_PARAMS}
+    for k in ("u_f", "u_g"):
+        p[k][RANK:] = 0.0
+    p = {k: v.requires_grad_(True) for k, v in p.items()}
+    states, _ = rev_ode_forward(p, mask, x)
+    logits = states[:, -1] @ p["w_o"] + p["b_o"]  # a classification's readout is not residual
+    loss = fn.cross_entropy(logits, labels)
+    loss.backward()
+    rev_out = {"H": H, "r_max": R_MAX, "rank": RANK, "mask": tolist(mask),
+               "params": {k: tolist(v) for k, v in p.items()},
+               "grads": {k: tolist(v.grad) for k, v in p.items()},
+               "logits": tolist(logits), "loss": loss.item()}
+    return {
+        "about": "Cross-entropy of the last step's readout, mean over B MNIST-1D sequences (mnist1d "
+                 "make_dataset(get_dataset_args()) train[:B]). gru: torch layout (nn.GRU + nn.Linear); "
+                 "rev_ode: the engine's row layout as in rev_ode_torch, readout h_T w_o + b_o.",
+        "F": F, "T": T, "B": B, "C": C,
+        "x": tolist(x), "labels": labels.tolist(),
+        "gru": gru_out, "rev_ode": rev_out,
+    }
+
+
 def numpy_legacy_fixture():
     """numpy's legacy RandomState draws and the numpy/scipy signal operations MNIST-1D uses."""
     import scipy.ndimage as ndi
@@ -482,6 +545,7 @@ FIXTURES = {
     "rev_ode_torch": rev_ode_fixture,
     "numpy_legacy": numpy_legacy_fixture,
     "mnist1d": mnist1d_fixture,
+    "classify_torch": classify_torch_fixture,
 }
 
 

@@ -1,6 +1,8 @@
-//! The native command line: `run` the bench, `study` it on every model and policy, `validate` a report, `perf` (time the engine).
+//! The native command line: `run` the bench, `study` it on every track, model and policy,
+//! `validate` a report, export a track's `dataset`, `perf` (time the engine).
 
 mod args;
+pub mod dataset;
 mod run;
 mod study;
 mod validate;
@@ -32,6 +34,8 @@ enum Command {
         /// Report to check.
         file: PathBuf,
     },
+    /// Write a track's train and test data (inputs, targets or labels, the split) as JSON.
+    Dataset(dataset::DatasetArgs),
     /// Time training steps and measure the memory of the checkpointed pass.
     Perf(crate::perf::PerfArgs),
 }
@@ -54,6 +58,13 @@ pub fn main_with(cli: Cli) -> i32 {
             }
         },
         Command::Validate { file } => validate::validate(&file),
+        Command::Dataset(args) => match dataset::dataset(&args) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        },
         Command::Perf(args) => crate::perf::run(&args),
     }
 }

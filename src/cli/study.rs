@@ -14,10 +14,7 @@ pub fn study(args: &StudyArgs) -> Result<(), String> {
     let base = run.config()?;
     // Every track, unless --track names one.
     let tracks = if run.texts.iter().any(|(k, _)| k == "track") { vec![base.track.clone()] } else { all_tracks() };
-    let cfgs = bench_configs(&base, &tracks);
-    for cfg in &cfgs {
-        cfg.validate().map_err(|e| format!("{}: invalid value for {}: {}", bench_name(cfg), e.flag(), e.message))?;
-    }
+    let cfgs = bench_configs(&base, &tracks)?;
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
         let label = bench_name(cfg);

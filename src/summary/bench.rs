@@ -58,7 +58,7 @@ pub fn render(r: &Report) -> String {
         let x = r.idea.per_seed.get(i).copied().flatten();
         let tag = match d {
             Some(d) if direction.gain(*d) > 0.0 => "idea better",
-            Some(&d) if d == 0.0 => "tie",
+            Some(d) if *d == 0.0 => "tie",
             Some(_) => "baseline better",
             None => "diverged",
         };

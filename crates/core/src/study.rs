@@ -28,9 +28,11 @@ pub fn all_tracks() -> Vec<String> {
 }
 
 /// The benches of a study of `base` on `tracks`: every track, then every model of the
-/// registry, then every policy (tracks outer, policies inner), all else as in `base`.
-pub fn bench_configs(base: &BenchConfig, tracks: &[String]) -> Vec<BenchConfig> {
-    tracks
+/// registry, then every policy (tracks outer, policies inner), all else as in `base`. Each
+/// must be a valid config (a limit may depend on the track: k_max <= T); the first that is
+/// not is named.
+pub fn bench_configs(base: &BenchConfig, tracks: &[String]) -> Result<Vec<BenchConfig>, String> {
+    let cfgs: Vec<BenchConfig> = tracks
         .iter()
         .flat_map(|track| {
             MODELS.iter().flat_map(move |m| {
@@ -42,7 +44,11 @@ pub fn bench_configs(base: &BenchConfig, tracks: &[String]) -> Vec<BenchConfig> 
                 })
             })
         })
-        .collect()
+        .collect();
+    for c in &cfgs {
+        c.validate().map_err(|e| format!("the study's bench {}: {e}", bench_name(c)))?;
+    }
+    Ok(cfgs)
 }
 
 /// One bench of the study in the table: what the issue asks per model and policy.

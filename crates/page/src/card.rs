@@ -31,13 +31,13 @@ pub fn pairs_needed(alpha: f64) -> Option<usize> {
 #[derive(Debug, Serialize, PartialEq, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// p < alpha and the idea's mean MSE is lower.
+    /// p < alpha and the idea's mean metric is better (lower MSE, higher accuracy).
     SignificantWin,
-    /// p < alpha and the idea's mean MSE is higher.
+    /// p < alpha and the idea's mean metric is worse.
     SignificantLoss,
-    /// Not significant; the idea's mean MSE is lower.
+    /// Not significant; the idea's mean metric is better.
     BetterNotSignificant,
-    /// Not significant; the idea's mean MSE is higher.
+    /// Not significant; the idea's mean metric is worse.
     WorseNotSignificant,
     /// No complete pair, or no difference at all.
     NoDifference,
@@ -89,10 +89,17 @@ pub struct Card {
     pub idea_wins: usize,
     /// Pairs tested.
     pub n_pairs: usize,
-    /// Baseline full-run mean MSE.
+    /// Baseline full-run mean metric.
     pub baseline_mean: Option<f64>,
-    /// Idea full-run mean MSE.
+    /// Idea full-run mean metric.
     pub idea_mean: Option<f64>,
+    /// What the means, diffs and per-seed values are: "test MSE", "test accuracy".
+    pub metric: String,
+    /// Its direction as the report spells it ("lower is better", "higher is better").
+    pub metric_direction: String,
+    /// The track's secondary figure (name, baseline mean, idea mean): the test
+    /// cross-entropy of a classification; None for a regression.
+    pub secondary: Option<(String, Option<f64>, Option<f64>)>,
     /// Wilcoxon p.
     pub wilcoxon_p: Option<f64>,
     /// d_z.
@@ -151,15 +158,18 @@ pub struct Card {
 fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome, String) {
     let c = &r.comparison;
     let n = c.n_pairs;
-    let losses = r.comparison.per_seed_diffs.iter().flatten().filter(|d| **d > 0.0).count();
+    let dir = r.direction();
+    let losses = r.comparison.per_seed_diffs.iter().flatten().filter(|d| dir.gain(**d) < 0.0).count();
     let wins = c.idea_wins;
-    let outcome = match (c.verdict, c.delta_mean) {
+    let outcome = match (c.verdict, c.delta_mean.map(|d| dir.gain(d))) {
         (Verdict::SignificantWin, _) => Outcome::SignificantWin,
         (Verdict::SignificantLoss, _) => Outcome::SignificantLoss,
-        (_, Some(d)) if d > 0.0 => Outcome::WorseNotSignificant,
-        (_, Some(d)) if d < 0.0 => Outcome::BetterNotSignificant,
+        (_, Some(g)) if g < 0.0 => Outcome::WorseNotSignificant,
+        (_, Some(g)) if g > 0.0 => Outcome::BetterNotSignificant,
         _ => Outcome::NoDifference,
     };
+    let metric = metric_of(r);
+    let (better, worse) = better_worse(dir);
     if n == 0 {
         return (outcome, "No seed has both runs finished, so nothing could be compared.".into());
     }
@@ -169,13 +179,13 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
     let mut text = match outcome {
         Outcome::SignificantWin => {
             format!(
-                "The idea had the lower test MSE on {} (Δ = {delta}) and p = {p} < α = {}.",
+                "The idea had the {better} {metric} on {} (Δ = {delta}) and p = {p} < α = {}.",
                 seeds(wins),
                 num(alpha)
             )
         }
         Outcome::SignificantLoss => format!(
-            "The idea had the higher test MSE on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
+            "The idea had the {worse} {metric} on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
             seeds(losses),
             num(alpha)
         ),
@@ -227,6 +237,19 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
     (outcome, text)
 }
 
+/// What `r`'s per-seed numbers are: "test MSE" or "test accuracy".
+fn metric_of(r: &Report) -> String {
+    format!("test {}", r.metric_name())
+}
+
+/// The words for a better and a worse metric value: ("lower", "higher") for an error.
+fn better_worse(dir: rdbench_core::track::Direction) -> (&'static str, &'static str) {
+    match dir {
+        rdbench_core::track::Direction::LowerIsBetter => ("lower", "higher"),
+        rdbench_core::track::Direction::HigherIsBetter => ("higher", "lower"),
+    }
+}
+
 /// The card of `r`.
 pub fn card(r: &Report) -> Card {
     let st = r.statistics.as_ref();
@@ -253,10 +276,12 @@ pub fn card(r: &Report) -> Card {
     let min_p = min_reachable_p(r.comparison.n_pairs);
     let ci = st.and_then(|s| s.delta_mean_ci95);
     let (outcome, explanation) = explain(r, alpha, min_p, ci);
+    let (better, worse) = better_worse(r.direction());
     let rule = format!(
-        "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean test MSE is lower, \
-         a loss if it is higher",
-        num(alpha)
+        "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean {} is {better}, \
+         a loss if it is {worse}",
+        num(alpha),
+        metric_of(r)
     );
     Card {
         verdict: r.comparison.verdict,
@@ -269,6 +294,13 @@ pub fn card(r: &Report) -> Card {
         n_pairs: r.comparison.n_pairs,
         baseline_mean: r.baseline.full.mean,
         idea_mean: r.idea.mean,
+        metric: metric_of(r),
+        metric_direction: r.direction().as_str().into(),
+        secondary: r
+            .task
+            .as_ref()
+            .and_then(|t| t.secondary.as_ref())
+            .map(|s| (s.name.clone(), s.baseline_mean, s.idea_mean)),
         wilcoxon_p: st.and_then(|s| s.wilcoxon.as_ref()).and_then(|w| w.p_value),
         effect_size_dz: st.and_then(|s| s.effect_size_dz),
         mechanism_confirmed: r.mechanism_signature.confirmed,

@@ -1,5 +1,6 @@
 //! Chart 1: per-seed paired comparison (a slope chart). Each seed is a line from its
-//! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher.
+//! baseline metric to its idea metric, green when the idea is better (a lower MSE, a higher
+//! accuracy), red when it is worse.
 
 use crate::format::{delta, exact, linear_ticks, num};
 use crate::layout::{Hover, Item, Key, TextBox, err, header, hover};
@@ -18,7 +19,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let idea = &r.idea.per_seed;
     let pairs: Vec<(usize, f64, f64)> =
         base.iter().zip(idea).enumerate().filter_map(|(i, (b, x))| Some((i, (*b)?, (*x)?))).collect();
-    let wins = pairs.iter().filter(|p| p.2 < p.1).count();
+    let dir = r.direction();
+    let idea_better = |p: &&(usize, f64, f64)| dir.gain(p.2 - p.1) > 0.0;
+    let wins = pairs.iter().filter(idea_better).count();
     let means = [r.baseline.full.mean, r.idea.mean];
     // Every point and both means lie inside the y range, so no line is clipped.
     let (lo, hi) = range(pairs.iter().flat_map(|&(_, b, x)| [b, x]).chain(means.iter().flatten().copied()), false);
@@ -26,7 +29,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
 
     let mut items = Vec::new();
     for (label, color, better) in [("idea better", WIN, true), ("baseline better", LOSS, false)] {
-        let n = pairs.iter().filter(|p| (p.2 < p.1) == better).count();
+        let n = pairs.iter().filter(|p| idea_better(p) == better).count();
         if n > 0 {
             items.push(Item::new(Key::Line(color.to_rgba(), 1.6, false), format!("{label} ({n})")));
         }
@@ -39,7 +42,8 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     if missing > 0 {
         items.push(Item::new(Key::Note, format!("{missing} pair(s) without both metrics (a run diverged)")));
     }
-    let title = format!("Per-seed test MSE, paired: idea wins {wins}/{}", pairs.len());
+    let metric = format!("test {}", r.metric_name());
+    let title = format!("Per-seed {metric}, paired: idea wins {wins}/{}", pairs.len());
     let rest = header(area, &title, &items, s)?;
 
     let mut chart = Frame { x_labels: 22.0, ..Frame::default() }
@@ -61,7 +65,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         })
         .y_labels(crate::layout::fit(plot_h, 28.0, s))
         .y_label_formatter(&linear_ticks(lo, hi))
-        .y_desc("test MSE (lower is better)")
+        .y_desc(format!("{metric} ({})", dir.as_str()))
         .draw()
         .map_err(&e)?;
 
@@ -70,7 +74,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
             .draw_series(
                 pairs
                     .iter()
-                    .filter(|p| (p.2 < p.1) == better)
+                    .filter(|p| idea_better(p) == better)
                     .map(|&(_, b, x)| PathElement::new(vec![(0.0, b), (1.0, x)], color.stroke_width(s.px(1.6)))),
             )
             .map_err(&e)?;

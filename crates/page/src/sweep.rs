@@ -1,6 +1,6 @@
-//! Chart 2: the lr sweep: mean validation MSE against lr (log axes) for both arms, each
-//! arm's best lr ringed, and every sweep seed's own MSE with its min–max bar (from the
-//! report's runs, when it has them).
+//! Chart 2: the lr sweep: mean validation metric (MSE, accuracy) against lr (log axes) for
+//! both arms, each arm's best lr ringed, and every sweep seed's own metric with its min–max
+//! bar (from the report's runs, when it has them).
 
 use crate::format::{exact, tick};
 use crate::layout::{Axis, Hover, Item, Key, err, header, hover, log_candidates, place_labels};
@@ -48,7 +48,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     if n_seeds > 0 {
         items.push(Item::new(Key::Line(MUTED.mix(0.9), 1.0, false), "each sweep seed, min–max bar"));
     }
-    let rest = header(area, "lr sweep: mean validation MSE", &items, s)?;
+    let rest = header(area, &format!("lr sweep: mean validation {}", r.metric_name()), &items, s)?;
     let mut chart = Frame { right: 16.0, ..Frame::default() }
         .on(&rest, s)
         .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
@@ -59,7 +59,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .x_label_formatter(&|_| String::new())
         .y_label_formatter(&|_| String::new())
         .x_desc("learning rate")
-        .y_desc("validation MSE")
+        .y_desc(format!("validation {}", r.metric_name()))
         .draw()
         .map_err(&e)?;
     place_labels(area, &chart, Axis::X, &log_candidates(xlo, xhi, &lrs), ylo, 10, s)?;
