@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RankStep, RunRecord, RunSpec};
-use rdbench_core::track::{Task, Pendulum, Track};
+use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::host::Quiet;
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
 use rdbench_engine::protocol::rule_for;

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use rdbench::alloc_count::{Counting, thread_peak_during};
 use rdbench_core::policy::Policy;
-use rdbench_core::track::{Task, Pendulum, Track};
+use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::idea::checkpointed::checkpointed_grads;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::Gru;

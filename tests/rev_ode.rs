@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::{BenchConfig, parse_texts};
 use rdbench_core::policy::Policy;
-use rdbench_core::track::{Task, Pendulum, Track};
+use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::backend;
 use rdbench_engine::host::Quiet;
 use rdbench_engine::idea::checkpointed::checkpointed_grads;

@@ -405,4 +405,52 @@ mod tests {
         assert_eq!(c.verdict, Verdict::NoSignificantWin);
         assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], "no significant win");
     }
+
+    /// On an accuracy track a higher idea mean is the better one: the outcome, the words and
+    /// the rule follow the report's direction, and the secondary figure is carried.
+    #[test]
+    fn an_accuracy_track_reads_higher_as_better() {
+        use rdbench_core::report::{SecondaryFigure, TaskInfo};
+        let mut r = seed_report();
+        r.metric_direction = "higher is better".into();
+        r.task = Some(TaskInfo {
+            metric: "test accuracy".into(),
+            loss: "cross_entropy".into(),
+            readout: "last_step".into(),
+            classes: Some(10),
+            seq_len: 40,
+            train_sequences: 1000,
+            validation_sequences: 200,
+            test_sequences: 1000,
+            secondary: Some(SecondaryFigure {
+                name: "test cross-entropy".into(),
+                baseline_mean: Some(1.2),
+                idea_mean: Some(1.1),
+                baseline_per_seed: vec![],
+                idea_per_seed: vec![],
+            }),
+        });
+        r.comparison.per_seed_diffs = vec![Some(0.02), Some(0.01), Some(0.03), Some(0.02)];
+        r.comparison.n_pairs = 4;
+        r.comparison.idea_wins = 4;
+        r.comparison.delta_mean = Some(0.02);
+        r.comparison.p_value = Some(0.125);
+        r.comparison.verdict = Verdict::NoSignificantWin;
+        let c = card(&r);
+        assert_eq!(c.outcome, Outcome::BetterNotSignificant);
+        assert!(c.explanation.contains("won on all 4 seeds"), "{}", c.explanation);
+        assert_eq!((c.metric.as_str(), c.metric_direction.as_str()), ("test accuracy", "higher is better"));
+        assert!(c.rule.contains("mean test accuracy is higher, a loss if it is lower"), "{}", c.rule);
+        assert_eq!(c.secondary, Some(("test cross-entropy".into(), Some(1.2), Some(1.1))));
+        r.comparison.p_value = Some(0.01);
+        r.comparison.verdict = Verdict::SignificantWin;
+        assert!(card(&r).explanation.contains("The idea had the higher test accuracy"), "{}", card(&r).explanation);
+        // A negative Δ in accuracy is a loss.
+        r.comparison.delta_mean = Some(-0.02);
+        r.comparison.per_seed_diffs = vec![Some(-0.02); 4];
+        r.comparison.verdict = Verdict::NoSignificantWin;
+        r.comparison.p_value = Some(0.125);
+        assert_eq!(card(&r).outcome, Outcome::WorseNotSignificant);
+        assert!(card(&r).explanation.contains("lost on all 4 seeds"), "{}", card(&r).explanation);
+    }
 }

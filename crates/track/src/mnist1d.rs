@@ -182,10 +182,7 @@ fn dataset(x: &[f64], labels: &[u8], len: usize) -> Dataset {
         f_in: 1,
         f_out: CLASSES,
         x: x.iter().map(|&v| v as f32).collect(),
-        y: labels
-            .iter()
-            .flat_map(|&c| (0..CLASSES).map(move |k| if k == c as usize { 1.0 } else { 0.0 }))
-            .collect(),
+        y: labels.iter().flat_map(|&c| (0..CLASSES).map(move |k| if k == c as usize { 1.0 } else { 0.0 })).collect(),
         task: Task::Classification { classes: CLASSES },
     }
 }

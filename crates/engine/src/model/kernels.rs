@@ -589,11 +589,18 @@ mod tests {
         let [r, n, o] = y.dims();
         let onehot: Vec<f32> = (0..r * n * o).map(|i| if (i / o) % o == i % o { 1.0 } else { 0.0 }).collect();
         let y1 = Tensor::<3>::from_data(TensorData::new(onehot, [r, n, o]), &y.device());
-        for (what, loss) in [("cross-entropy", StepLoss::CrossEntropy { y: y1, scale: 0.2 }), ("no loss", StepLoss::None)] {
+        for (what, loss) in
+            [("cross-entropy", StepLoss::CrossEntropy { y: y1, scale: 0.2 }), ("no loss", StepLoss::None)]
+        {
             let start: Vec<Tensor<3>> = p.iter().map(|t| t.clone().mul_scalar(0.1)).collect();
             let (mut want_g, mut got_g) = (Grads::PerParam(start.clone()), Grads::PerParam(start));
             let step = || VjpStep { h_prev: h.clone(), x: x.clone(), loss: loss.clone(), dh: dh.clone() };
-            assert_close(gru.step_vjp_unfused(&p, step(), &mut want_g), gru.step_vjp(&p, step(), &mut got_g), 1e-5, "dh");
+            assert_close(
+                gru.step_vjp_unfused(&p, step(), &mut want_g),
+                gru.step_vjp(&p, step(), &mut got_g),
+                1e-5,
+                "dh",
+            );
             let (Grads::PerParam(want_g), Grads::PerParam(got_g)) = (want_g, got_g) else { unreachable!("CPU layout") };
             for (i, (w, g)) in want_g.into_iter().zip(got_g).enumerate() {
                 assert_close(w, g, 1e-5, &format!("{what}: {}", gru.param_names()[i]));
