@@ -63,11 +63,14 @@ impl clap::Args for RunArgs {
     }
 }
 
-/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart`.
+/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart` and
+/// `--from-reports`.
 #[derive(Debug)]
 pub struct StudyArgs {
     pub run: RunArgs,
     pub chart: PathBuf,
+    /// Bench reports to build the study from instead of running the benches.
+    pub from_reports: Vec<PathBuf>,
 }
 
 impl clap::FromArgMatches for StudyArgs {
@@ -75,6 +78,7 @@ impl clap::FromArgMatches for StudyArgs {
         Ok(StudyArgs {
             run: RunArgs::from_arg_matches(m)?,
             chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
+            from_reports: m.get_many::<PathBuf>("from_reports").map(|v| v.cloned().collect()).unwrap_or_default(),
         })
     }
 
@@ -86,13 +90,25 @@ impl clap::FromArgMatches for StudyArgs {
 
 impl clap::Args for StudyArgs {
     fn augment_args(cmd: ClapCommand) -> ClapCommand {
-        augment_run(cmd, "study_report.json", "Where to write the study report (each bench report is embedded).").arg(
-            Arg::new("chart")
-                .long("chart")
-                .value_parser(clap::value_parser!(PathBuf))
-                .default_value("study_chart.svg")
-                .help("Where to write the study chart (SVG)."),
-        )
+        augment_run(cmd, "study_report.json", "Where to write the study report (each bench report is embedded).")
+            .arg(
+                Arg::new("chart")
+                    .long("chart")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .default_value("study_chart.svg")
+                    .help("Where to write the study chart (SVG)."),
+            )
+            .arg(
+                Arg::new("from_reports")
+                    .long("from-reports")
+                    .value_name("REPORT")
+                    .num_args(1..)
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(
+                        "Build the study from these bench reports (e.g. runs made separately with `rdbench run`) \
+                     instead of running the benches; they must share one config but for track, model and policy.",
+                    ),
+            )
     }
 
     fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {

@@ -53,7 +53,7 @@ pub fn export(cfg: &BenchConfig) -> Value {
         "task": {
             "loss": task.loss(),
             "readout": task.readout(),
-            "metric": format!("test {}", task.metric()),
+            "metric": task.test_metric(),
             "metric_direction": task.direction().as_str(),
             "classes": match task { Task::Classification { classes } => Some(classes), Task::Regression => None },
             "targets": match task {

@@ -11,6 +11,18 @@ pub fn study(args: &StudyArgs) -> Result<(), String> {
         let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
         return Err(format!("{flag} is not a study flag: the study runs every model under every policy"));
     }
+    if !args.from_reports.is_empty() {
+        if let Some((k, _)) = run.texts.first() {
+            let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
+            return Err(format!("{flag} does not go with --from-reports: the reports carry their configs"));
+        }
+        let texts = args
+            .from_reports
+            .iter()
+            .map(|p| std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display())))
+            .collect::<Result<Vec<_>, _>>()?;
+        return write(args, &build_study(&texts)?);
+    }
     let base = run.config()?;
     // Every track, unless --track names one.
     let tracks = if run.texts.iter().any(|(k, _)| k == "track") { vec![base.track.clone()] } else { all_tracks() };
@@ -30,15 +42,20 @@ pub fn study(args: &StudyArgs) -> Result<(), String> {
         );
         texts.push(report.to_json());
     }
-    let study = build_study(&texts)?;
+    write(args, &build_study(&texts)?)
+}
+
+/// Write the study report and its chart, and print its summary.
+fn write(args: &StudyArgs, study: &rdbench_core::study::StudyReport) -> Result<(), String> {
+    let run = &args.run;
     std::fs::write(&run.out, study.to_json() + "\n").map_err(|e| format!("cannot write {}: {e}", run.out.display()))?;
     {
         use plotters::prelude::*;
         let root = SVGBackend::new(&args.chart, (1200, 560)).into_drawing_area();
-        rdbench_page::study_chart::draw(&root, &study, 1.0)?;
+        rdbench_page::study_chart::draw(&root, study, 1.0)?;
         root.present().map_err(|e| format!("cannot write {}: {e:?}", args.chart.display()))?;
     }
-    print!("{}", crate::summary::study::render(&study));
+    print!("{}", crate::summary::study::render(study));
     println!("study report written to {}, chart to {}", run.out.display(), args.chart.display());
     Ok(())
 }

@@ -73,7 +73,8 @@ test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer ke
   });
   const f = c.fused, u = c.unfused;
   console.log(`    launches per step: dense ${f.dispatches_dense} vs ${u.dispatches_dense} unfused, idea ${f.dispatches_idea} ` +
-    `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}`);
+    `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}, ` +
+    `classification ${c.classification_max_abs_diff}`);
   assert(c.max_abs_diff <= 1e-4, `fused vs unfused on WebGPU: ${c.max_abs_diff}`);
   // A classification (mnist1d's shape, the cross-entropy at the last step): fused step and
   // reversal kernels with the tensor-op VJP against tensor ops alone.

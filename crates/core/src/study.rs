@@ -193,7 +193,7 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         memory_saved_measured: mem.and_then(|m| m.measured_saved_fraction),
         mean_peak_bytes_checkpointed: mem.and_then(|m| m.measured_peak_bytes_checkpointed),
         mean_peak_bytes_dense: mem.and_then(|m| m.measured_peak_bytes_dense),
-        metric: task.map_or_else(|| "test MSE".to_string(), |t| format!("test {}", t.metric())),
+        metric: task.unwrap_or(crate::track::Task::Regression).test_metric(),
         metric_direction: r.metric_direction.clone(),
         baseline_metric: r.baseline.full.mean,
         idea_metric: r.idea.mean,

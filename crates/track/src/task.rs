@@ -75,6 +75,11 @@ impl Task {
         }
     }
 
+    /// What a full run is scored by, as the report spells it: "test MSE", "test accuracy".
+    pub fn test_metric(self) -> String {
+        format!("test {}", self.metric())
+    }
+
     /// The training loss, as the report spells it.
     pub fn loss(self) -> &'static str {
         match self {

@@ -276,7 +276,8 @@ pub const KNOBS: &[Knob] = &[
         kind: KnobKind::Int { min: 0, max: IntBound::TrackTrain },
         default: "0",
         flag: "--train-size",
-        slider: slider(0.0, 4000.0, 100.0, false),
+        // A box only: one slider range cannot fit 400 (dynamics) and 4000 (mnist1d).
+        slider: None,
         advanced: false,
         run: true,
     },

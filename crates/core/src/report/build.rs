@@ -243,7 +243,7 @@ fn task_info(cfg: &BenchConfig, track: &dyn crate::track::Track, runs: &[RunReco
         }
     });
     TaskInfo {
-        metric: format!("test {}", task.metric()),
+        metric: task.test_metric(),
         loss: task.loss().into(),
         readout: task.readout().into(),
         classes: match task {

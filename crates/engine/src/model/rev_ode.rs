@@ -150,8 +150,10 @@ impl RecurrentModel for RevOde {
     }
 
     fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
-        let linear = h.matmul(p[W_O].clone()) + p[B_O].clone();
-        if self.residual { x + linear } else { linear }
+        // (x + h W_o) + b_o: the residual sum in the order the regression always used, so its
+        // numbers round as before.
+        let hw = h.matmul(p[W_O].clone());
+        if self.residual { x + hw + p[B_O].clone() } else { hw + p[B_O].clone() }
     }
 
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, _iters: usize) -> Tensor<3> {
