@@ -30,7 +30,8 @@ pub struct PerfArgs {
     /// Threads for `--protocol` (default: one per core), 1 to 256 as for `run`.
     #[arg(long, value_parser = crate::cli::args::threads_arg().get_value_parser().clone())]
     threads: Option<u16>,
-    /// Also run the default protocol (both arms, spec defaults) and time each phase.
+    /// Also run the default protocol (both arms, spec defaults) on every track and time each
+    /// phase, with each track's time against the dynamics track's.
     #[arg(long)]
     protocol: bool,
     /// Also train one default run (15 epochs, 400 trajectories) per arm and time it.
@@ -113,12 +114,12 @@ pub fn run(args: &PerfArgs) -> i32 {
 fn gpu_table(device: &burn::tensor::Device, steps: usize) {
     outln!("per training step on the GPU (batch 32, hidden 32; idea: checkpointed k = 16, 20 reversal iterations)");
     outln!(
-        "  pop   dispatches dense (fused/unfused)   idea (fused/unfused)   ms dense (fused/unfused)   ms idea (fused/unfused)   max |diff|"
+        "  pop   dispatches dense (fused/unfused)   idea (fused/unfused)   ms dense (fused/unfused)   ms idea (fused/unfused)   max |diff| (regression / classification)"
     );
     for pop in POPULATIONS {
         match futures::executor::block_on(rdbench_engine::fused_check::fused_check(device, pop, steps)) {
             Ok(c) => outln!(
-                "  {pop:>3}   {:>6} / {:<6} ({:>5.1}x)          {:>6} / {:<6} ({:>5.1}x)   {:>8.2} / {:<8.2}          {:>8.2} / {:<8.2}         {:.2e}",
+                "  {pop:>3}   {:>6} / {:<6} ({:>5.1}x)          {:>6} / {:<6} ({:>5.1}x)   {:>8.2} / {:<8.2}          {:>8.2} / {:<8.2}         {:.2e} / {:.2e}",
                 c.fused.dispatches_dense,
                 c.unfused.dispatches_dense,
                 c.unfused.dispatches_dense as f64 / c.fused.dispatches_dense as f64,
@@ -129,7 +130,8 @@ fn gpu_table(device: &burn::tensor::Device, steps: usize) {
                 c.unfused.ms_dense,
                 c.fused.ms_idea,
                 c.unfused.ms_idea,
-                c.max_abs_diff
+                c.max_abs_diff,
+                c.classification_max_abs_diff
             ),
             Err(e) => outln!("  {pop:>3}   failed: {e}"),
         }
@@ -191,40 +193,55 @@ fn protocol_and_runs(
     let device = &backend.device;
     let model = model::Gru::new(2, 32, 2);
     if args.protocol {
-        let cfg = BenchConfig::default();
-        outln!("\nthe default protocol (spec defaults), {} thread(s)", backend.threads);
-        // What `auto` and the page's estimate measure, checked against the real wall time.
-        let cal =
-            futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(&cfg, backend, backend.threads));
-        let work = rdbench_engine::protocol::work_total(&cfg);
-        if let Ok(c) = &cal {
-            outln!(
-                "  calibration {:.3} ms per work unit, {work} units on {} thread(s): estimate {:.1} s",
-                c.ms_per_work_unit,
-                c.workers,
-                work as f64 * c.ms_per_work_unit / c.workers as f64 / 1000.0
-            );
-        }
-        let (t0, f0) = (Instant::now(), flops());
-        match futures::executor::block_on(rdbench_engine::protocol::run_bench(&cfg, backend, &[], &mut Quiet)) {
-            Ok(report) => {
-                let wall = t0.elapsed().as_secs_f64();
-                let gflop = (flops() - f0) as f64 / 1e9;
-                if let Some(env) = &report.environment {
-                    for (phase, s) in &env.phase_wall_time_s {
-                        outln!("  {phase:<16} {s:>7.1} s");
-                    }
-                }
-                outln!("  {:<16} {wall:>7.1} s", "total");
-                outln!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
+        let mut walls: Vec<(&str, f64)> = Vec::new();
+        for t in track::TRACKS {
+            let cfg = BenchConfig { track: t.name.into(), ..BenchConfig::default() };
+            outln!("\nthe default protocol (spec defaults) on {}, {} thread(s)", t.name, backend.threads);
+            // What `auto` and the page's estimate measure, checked against the real wall time.
+            let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(
+                &cfg,
+                backend,
+                backend.threads,
+            ));
+            let work = rdbench_engine::protocol::work_total(&cfg);
+            if let Ok(c) = &cal {
                 outln!(
-                    "  verdict {} (p = {:?}), mechanism confirmed: {}",
-                    report.comparison.verdict.as_str(),
-                    report.comparison.p_value,
-                    report.mechanism_signature.confirmed
+                    "  calibration {:.3} ms per work unit, {work} units on {} thread(s): estimate {:.1} s",
+                    c.ms_per_work_unit,
+                    c.workers,
+                    work as f64 * c.ms_per_work_unit / c.workers as f64 / 1000.0
                 );
             }
-            Err(s) => outln!("  failed: {}", s.reason),
+            let (t0, f0) = (Instant::now(), flops());
+            match futures::executor::block_on(rdbench_engine::protocol::run_bench(&cfg, backend, &[], &mut Quiet)) {
+                Ok(report) => {
+                    let wall = t0.elapsed().as_secs_f64();
+                    walls.push((t.name, wall));
+                    let gflop = (flops() - f0) as f64 / 1e9;
+                    if let Some(env) = &report.environment {
+                        for (phase, s) in &env.phase_wall_time_s {
+                            outln!("  {phase:<16} {s:>7.1} s");
+                        }
+                    }
+                    outln!("  {:<16} {wall:>7.1} s", "total");
+                    outln!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
+                    outln!(
+                        "  test {}: baseline {:?}, idea {:?}; verdict {} (p = {:?}), mechanism confirmed: {}",
+                        report.metric_name(),
+                        report.baseline.full.mean,
+                        report.idea.mean,
+                        report.comparison.verdict.as_str(),
+                        report.comparison.p_value,
+                        report.mechanism_signature.confirmed
+                    );
+                }
+                Err(s) => outln!("  failed: {}", s.reason),
+            }
+        }
+        if let Some(&(_, base)) = walls.iter().find(|(n, _)| *n == "dynamics") {
+            for (name, wall) in walls.iter().filter(|(n, _)| *n != "dynamics") {
+                outln!("  {name} / dynamics wall time: {:.2}x", wall / base);
+            }
         }
     }
 

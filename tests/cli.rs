@@ -94,7 +94,7 @@ fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
     // A study checks the config of each of its benches before the first trains.
     let (code, _, err) = rdbench(&["study", "--hidden", "8", "--out", "/dev/null", "--chart", "/dev/null"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--r-max (the rev_ode_small benches)") && !err.contains("estimated"), "{err}");
+    assert!(err.contains("--r-max (the dynamics rev_ode_small one_step bench)") && !err.contains("estimated"), "{err}");
     for (args, flag) in [
         (&["run", "--threads", "0"][..], "--threads"),
         (&["run", "--threads", "1000"], "--threads"),
@@ -246,4 +246,44 @@ fn a_closed_stdout_ends_the_output_not_the_command() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn dataset_exports_a_track_and_refuses_bad_flags_by_name() {
+    let dir = std::env::temp_dir().join(format!("rdbench-dataset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("m.json");
+    let (code, stdout, stderr) =
+        rdbench(&["dataset", "--track", "mnist1d", "--data-seed", "42", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("4000 train + 1000 test sequences of 40 steps"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!((v["split"]["bench_train"].as_u64(), v["split"]["sweep_validation"].as_u64()), (Some(1000), Some(200)));
+    assert_eq!(v["train"]["x"].as_array().unwrap().len(), 4000);
+    assert_eq!(v["train"]["x"][0].as_array().unwrap().len(), 40);
+    assert_eq!(v["test"]["labels"].as_array().unwrap().len(), 1000);
+    assert_eq!(v["task"]["metric_direction"], "higher is better");
+    // The package's published set (seed 42) starts with these labels (tests/fixtures/mnist1d.json).
+    let fx: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/tests/fixtures/mnist1d.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["train"]["labels"], fx["seeds"]["42"]["y"]);
+    // dynamics exports per-step targets.
+    let (code, _, stderr) = rdbench(&["dataset", "--train-size", "100", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["train"]["y"][0].as_array().unwrap().len(), 80);
+    assert_eq!(v["split"]["sweep_fit"], 80);
+    for (args, flag) in [
+        (&["dataset", "--track", "mnist1d", "--data-seed", "4294967296"][..], "--data-seed"),
+        (&["dataset", "--track", "cifar"][..], "--track"),
+        (&["dataset", "--train-size", "401"][..], "--train-size"),
+        (&["run", "--track", "mnist1d", "--k-max", "41"][..], "--k-max"),
+    ] {
+        let (code, _, stderr) = rdbench(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(stderr.contains(&format!("invalid value for {flag}")), "{args:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -42,6 +42,7 @@ fn fixture_on(device: &Device) -> (GruFixture, Vec<Tensor<3>>, rdbench_engine::t
         f_out: fx.f,
         x: flat(&fx.v["x"]).iter().map(|&v| v as f32).collect(),
         y: flat(&fx.v["y"]).iter().map(|&v| v as f32).collect(),
+        task: rdbench_core::track::Task::Regression,
     };
     let batch = DeviceData::new(&ds, device).all(1, fx.b);
     (fx, params, batch)
@@ -94,6 +95,7 @@ fn fused_and_unfused_agree_and_the_fused_path_launches_10x_fewer_kernels() {
     let dev = gpu();
     let c = futures::executor::block_on(fused_check(&dev, 3, 1)).unwrap();
     assert!(c.max_abs_diff <= TOL as f32, "fused vs unfused {}", c.max_abs_diff);
+    assert!(c.classification_max_abs_diff <= TOL as f32, "classification {}", c.classification_max_abs_diff);
     let (f, u) = (&c.fused, &c.unfused);
     assert!(f.dispatches_dense * 10 <= u.dispatches_dense, "dense {} vs {}", f.dispatches_dense, u.dispatches_dense);
     assert!(f.dispatches_idea * 10 <= u.dispatches_idea, "idea {} vs {}", f.dispatches_idea, u.dispatches_idea);

@@ -6,7 +6,7 @@
 mod common;
 
 use rdbench_core::config::BenchConfig;
-use rdbench_core::records::{RunRecord, Slice};
+use rdbench_core::records::{Phase, RunRecord, Slice};
 use rdbench_core::report::{ProblemKind, Report, validate_json};
 use rdbench_core::stats::Verdict;
 use rdbench_engine::backend;
@@ -70,7 +70,7 @@ fn report_keys_follow_the_reference_order_then_extensions() {
     let top: Vec<&String> = ours.as_object().unwrap().keys().collect();
     assert_eq!(
         top[10..],
-        ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier"]
+        ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier", "task"]
     );
 }
 
@@ -321,6 +321,30 @@ fn the_report_does_not_depend_on_how_runs_are_split_over_threads() {
         assert_eq!(split.environment.as_ref().unwrap().threads, threads);
         assert_eq!(unsplit(&split), unsplit(&one), "{threads} threads");
     }
+}
+
+#[test]
+fn an_mnist1d_bench_is_a_classification_that_does_not_depend_on_the_thread_split() {
+    // The mnist1d track end to end: accuracies and cross-entropies for every full run, the
+    // task in the report, a valid report, the same numbers on 1 and 2 threads.
+    let cfg = BenchConfig { track: "mnist1d".into(), train_size: 60, n_sweep_seeds: 2, ..tiny() };
+    let one = run(&cfg);
+    let two = futures::executor::block_on(run_bench(&cfg, &backend::Backend { threads: 2, ..cpu1() }, &[], &mut Quiet))
+        .unwrap();
+    assert_eq!(unsplit(&two), unsplit(&one));
+    assert_eq!(one.metric_direction, "higher is better");
+    let task = one.task.as_ref().unwrap();
+    assert_eq!((task.train_sequences, task.validation_sequences, task.test_sequences), (60, 12, 1000));
+    for run in one.runs.as_ref().unwrap() {
+        let acc = run.metric.unwrap();
+        // Accuracies are multiples of 1 / (12 validation or 1000 test sequences).
+        let n = if run.phase == Phase::Sweep { 12.0 } else { 1000.0 };
+        assert!((0.0..=1.0).contains(&acc) && ((acc * n).round() - acc * n).abs() < 1e-9, "{acc}");
+        assert!(run.secondary_metric.unwrap() > 0.0, "a cross-entropy");
+        assert!(run.probes.iter().all(|p| p.checkpoints <= 41), "T = 40");
+    }
+    assert!(task.secondary.as_ref().unwrap().baseline_mean.is_some());
+    validate_json(&one.to_json()).unwrap();
 }
 
 /// A browser worker of a split bench, simulated on a thread: it sends each run it finishes

@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RankStep, RunRecord, RunSpec};
-use rdbench_core::track::{Pendulum, Track};
+use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::host::Quiet;
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
 use rdbench_engine::protocol::rule_for;
@@ -20,7 +20,7 @@ use rdbench_engine::train::{Tally, TrainSettings, init_population, train_populat
 const H: usize = 16;
 
 fn model(rank0: usize, rank_max: usize) -> RevOde {
-    RevOde::new(&ModelShape { input: 2, hidden: H, output: 2, rank0, rank_max }).unwrap()
+    RevOde::new(&ModelShape { input: 2, hidden: H, output: 2, rank0, rank_max, task: Task::Regression }).unwrap()
 }
 
 /// Every state and prediction of a forward pass, flattened.

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use rdbench_engine::model::{Gru, RecurrentModel};
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
+use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mean_loss};
 
 const TOL: f64 = 1e-5;
 
@@ -28,7 +28,7 @@ fn forward_states_and_loss_match_torch() {
             }
         }
     }
-    let loss = read(mse(&model, &fx.params, &fx.batch))[0];
+    let loss = read(mean_loss(&model, &fx.params, &fx.batch))[0];
     let want = fx.v["loss"].as_f64().unwrap();
     assert!((loss - want).abs() < TOL, "loss {loss} vs torch {want}");
 }

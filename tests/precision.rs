@@ -10,7 +10,7 @@ use rdbench_core::track::{Pendulum, Track};
 use rdbench_engine::idea::probe::{cosine_of_sums, grad_dot_sums};
 use rdbench_engine::model::{Gru, RecurrentModel};
 use rdbench_engine::train::batch::DeviceData;
-use rdbench_engine::train::dense::{eval_mse, mse};
+use rdbench_engine::train::dense::{evaluate, mean_loss};
 use rdbench_engine::train::{init_population, read_f32};
 
 fn filled(v: f32, a: usize, b: usize) -> Tensor<3> {
@@ -28,10 +28,10 @@ fn eval_mse_adds_trajectories_in_f64() {
     let model = Gru::new(f, 8, f);
     let params: Vec<Tensor<3>> = model.param_shapes().iter().map(|&[r, c]| filled(0.0, r, c)).collect();
     let exact = y * y;
-    let ours = futures::executor::block_on(eval_mse(&model, &params, &batch)).unwrap()[0];
+    let ours = futures::executor::block_on(evaluate(&model, &params, &batch)).unwrap()[0].metric;
     assert_eq!(ours, exact);
     // The old way (one f32 sum on the device, scaled in f32) is not exact here.
-    let device_f32 = read(mse(&model, &params, &batch))[0];
+    let device_f32 = read(mean_loss(&model, &params, &batch))[0];
     assert!((device_f32 - exact).abs() > 1e-9, "the data must tell the two apart: {device_f32} vs {exact}");
 }
 
@@ -71,8 +71,9 @@ fn eval_mse_of_real_runs_matches_an_f64_reference() {
     let reference: Vec<f64> = (0..r)
         .map(|i| (i * per_run..(i + 1) * per_run).map(|j| (pred[j] - y[j]).powi(2)).sum::<f64>() / per_run as f64)
         .collect();
-    let ours = futures::executor::block_on(eval_mse(&model, &params, &batch)).unwrap();
-    let old = read(mse(&model, &params, &batch));
+    let ours: Vec<f64> =
+        futures::executor::block_on(evaluate(&model, &params, &batch)).unwrap().iter().map(|e| e.metric).collect();
+    let old = read(mean_loss(&model, &params, &batch));
     let rel = |a: f64, b: f64| (a - b).abs() / b;
     let worst = |v: &[f64]| v.iter().zip(&reference).map(|(a, b)| rel(*a, *b)).fold(0.0, f64::max);
     eprintln!("worst relative error: host f64 {:.2e}, device f32 {:.2e}", worst(&ours), worst(&old));

@@ -158,3 +158,62 @@ fn best_lr_follows_the_sweep_with_diverged_as_infinity() {
     assert_eq!(r.idea.best_cfg.lr, 0.01);
     valid(&r);
 }
+
+#[test]
+fn on_an_accuracy_track_a_higher_idea_is_the_win_and_the_best_lr_is_the_highest() {
+    // mnist1d: test accuracy, higher is better. The sweep's highest accuracies are at lr 0.003
+    // for both arms; the idea is more accurate on all 8 seeds.
+    let cfg = BenchConfig { track: "mnist1d".into(), ..cfg(8) };
+    let base = [Some(0.60); 8];
+    let idea = [Some(0.61), Some(0.62), Some(0.63), Some(0.64), Some(0.65), Some(0.66), Some(0.67), Some(0.68)];
+    let mut runs = bench_runs(&SWEEP, 0.003, &base, &idea);
+    for (i, r) in runs.iter_mut().filter(|r| r.phase == Phase::Full).enumerate() {
+        r.secondary_metric = Some(1.0 + i as f64 / 100.0);
+    }
+    let r = build(&cfg, runs, Some(environment()));
+    assert_eq!(r.metric_direction, "higher is better");
+    assert_eq!((r.baseline.best_cfg.lr, r.idea.best_cfg.lr), (0.003, 0.003));
+    let c = &r.comparison;
+    assert_eq!((c.idea_wins, c.n_pairs), (8, 8));
+    assert!(c.delta_mean.unwrap() > 0.0);
+    assert_eq!(c.p_value, Some(2.0 / 256.0));
+    assert_eq!(c.verdict, Verdict::SignificantWin);
+    assert!(c.system_worked);
+    let task = r.task.as_ref().unwrap();
+    assert_eq!(
+        (task.metric.as_str(), task.loss.as_str(), task.readout.as_str()),
+        ("test accuracy", "cross_entropy", "last_step")
+    );
+    assert_eq!((task.classes, task.seq_len, task.test_sequences), (Some(10), 40, 1000));
+    let sec = task.secondary.as_ref().unwrap();
+    assert_eq!(sec.name, "test cross-entropy");
+    assert!((sec.baseline_mean.unwrap() - 1.035).abs() < 1e-12, "{sec:?}");
+    valid(&r);
+    // The same numbers read as MSEs are a significant loss, and that direction is refused
+    // for the mnist1d track.
+    let mut lower = r.clone();
+    lower.metric_direction = "lower is better".into();
+    let problems = validate_json(&lower.to_json()).unwrap_err();
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    for want in ["metric_direction", "comparison.idea_wins", "comparison.verdict", "baseline.best_cfg.lr"] {
+        assert!(paths.contains(&want), "{want} not in {paths:?}");
+    }
+    // An accuracy outside [0, 1] is named.
+    let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();
+    v["idea"]["per_seed"][0] = 1.5.into();
+    let problems = validate_json(&v.to_string()).unwrap_err();
+    assert!(problems.iter().any(|p| p.path == "idea.per_seed[0]" && p.message.contains("accuracy")), "{problems:?}");
+}
+
+#[test]
+fn a_report_without_task_reads_as_the_dynamics_track() {
+    let r = build(&cfg(2), bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.1)], &[Some(0.09), Some(0.08)]), None);
+    assert_eq!(r.metric_direction, "lower is better");
+    assert_eq!(r.comparison.idea_wins, 2);
+    let task = r.task.clone().unwrap();
+    assert_eq!((task.metric.as_str(), task.secondary, task.train_sequences), ("test MSE", None, 400));
+    let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();
+    v.as_object_mut().unwrap().remove("task");
+    let old = validate_json(&v.to_string()).unwrap();
+    assert_eq!((old.metric_name(), old.direction()), ("MSE", rdbench_core::track::Direction::LowerIsBetter));
+}

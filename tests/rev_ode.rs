@@ -7,7 +7,8 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::{BenchConfig, parse_texts};
-use rdbench_core::track::{Pendulum, Track};
+use rdbench_core::policy::Policy;
+use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::backend;
 use rdbench_engine::host::Quiet;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
@@ -19,7 +20,7 @@ use rdbench_engine::train::dense::dense_grads;
 use rdbench_engine::train::init_population;
 
 fn shape(hidden: usize, rank0: usize) -> ModelShape {
-    ModelShape { input: 2, hidden, output: 2, rank0, rank_max: 8 }
+    ModelShape { input: 2, hidden, output: 2, rank0, rank_max: 8, task: Task::Regression }
 }
 
 fn flat_grads(g: &[Tensor<3>]) -> Vec<f64> {

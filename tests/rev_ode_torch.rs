@@ -7,10 +7,12 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::BenchConfig;
+use rdbench_core::policy::Policy;
+use rdbench_core::track::Task;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mse};
+use rdbench_engine::train::dense::{autodiff_grads, dense_grads, hidden_states, mean_loss};
 use serde_json::Value;
 
 const TOL: f64 = 1e-5;
@@ -29,7 +31,8 @@ fn fx() -> Fx {
     let v = fixture("rev_ode_torch.json");
     let n = |k: &str| v[k].as_u64().unwrap() as usize;
     let (f, h, b, t) = (n("F"), n("H"), n("B"), n("T"));
-    let shape = ModelShape { input: f, hidden: h, output: f, rank0: n("rank"), rank_max: n("r_max") };
+    let shape =
+        ModelShape { input: f, hidden: h, output: f, rank0: n("rank"), rank_max: n("r_max"), task: Task::Regression };
     Fx { model: RevOde::new(&shape).unwrap(), v, f, h, b, t }
 }
 
@@ -63,7 +66,7 @@ fn forward_states_and_loss_match_torch() {
     let batch = batch_of(flat(&fx.v["x"]), flat(&fx.v["y"]), fx.b, fx.t, fx.f, 1);
     let hs = hidden_states(&fx.model, &p, &batch);
     assert_states("random", &hs, &flat(&fx.v["states"]), &fx, fx.t);
-    let loss = read(mse(&fx.model, &p, &batch))[0];
+    let loss = read(mean_loss(&fx.model, &p, &batch))[0];
     let want = fx.v["loss"].as_f64().unwrap();
     assert!((loss - want).abs() < TOL, "loss {loss} vs torch {want}");
 }

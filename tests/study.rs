@@ -1,5 +1,5 @@
-//! A tiny study end to end: both models under both policies, conditions judged over the
-//! pooled probes and per model, a JSON that round-trips, embeds every bench report unchanged
+//! A tiny study end to end: both tracks, both models, both policies, conditions judged over
+//! the pooled probes, per model and per track, a JSON that round-trips, embeds every bench report unchanged
 //! (each still validates, so it loads in the viewer), and a chart; bad inputs are refused
 //! with a reason.
 
@@ -7,7 +7,7 @@ use rdbench::summary::study as summary;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase};
 use rdbench_core::report::validate_json;
-use rdbench_core::study::{StudyReport, bench_configs, build_study};
+use rdbench_core::study::{StudyReport, all_tracks, bench_configs, build_study};
 use rdbench_engine::backend;
 use rdbench_engine::host::Quiet;
 use rdbench_engine::protocol::run_bench;
@@ -28,6 +28,7 @@ fn tiny() -> BenchConfig {
         epochs: 2,
         hidden_size: 8,
         rank_max: 4,
+        train_size: 100,
         ..BenchConfig::default()
     }
 }
@@ -37,7 +38,8 @@ fn texts() -> &'static Vec<String> {
     T.get_or_init(|| {
         rdbench::alloc_count::install_meter();
         let b = backend::cpu("flex").unwrap();
-        bench_configs(&tiny())
+        bench_configs(&tiny(), &all_tracks())
+            .unwrap()
             .iter()
             .map(|c| futures::executor::block_on(run_bench(c, &b, &[], &mut Quiet)).unwrap().to_json())
             .collect()
@@ -45,20 +47,29 @@ fn texts() -> &'static Vec<String> {
 }
 
 #[test]
-fn a_tiny_study_pools_both_models_and_embeds_every_report() {
+fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
     let study = build_study(texts()).unwrap();
+    assert_eq!(study.tracks, ["dynamics", "mnist1d"]);
     assert_eq!(study.models, ["rnn_small", "rev_ode_small"]);
     assert_eq!(study.policies, ["one_step", "chained"]);
-    let rows: Vec<(&str, &str)> = study.table.iter().map(|r| (r.model.as_str(), r.policy.as_str())).collect();
-    assert_eq!(
-        rows,
-        [
-            ("rnn_small", "one_step"),
-            ("rnn_small", "chained"),
-            ("rev_ode_small", "one_step"),
-            ("rev_ode_small", "chained")
-        ]
-    );
+    let rows: Vec<String> = study.table.iter().map(|r| format!("{} {} {}", r.track, r.model, r.policy)).collect();
+    let mut want = Vec::new();
+    for t in ["dynamics", "mnist1d"] {
+        for m in ["rnn_small", "rev_ode_small"] {
+            for p in ["one_step", "chained"] {
+                want.push(format!("{t} {m} {p}"));
+            }
+        }
+    }
+    assert_eq!(rows, want);
+    // Each row names its track's metric and direction.
+    for r in &study.table {
+        let (metric, direction) =
+            if r.track == "mnist1d" { ("test accuracy", "higher is better") } else { ("test MSE", "lower is better") };
+        assert_eq!((r.metric.as_str(), r.metric_direction.as_str()), (metric, direction), "{}", r.track);
+        let acc = r.baseline_metric.unwrap();
+        assert!(r.track != "mnist1d" || (0.0..=1.0).contains(&acc), "an accuracy: {acc}");
+    }
 
     // The pooled probes are exactly the idea full runs' probes of every embedded report,
     // and condition (a) says whether both regimes occur among them.
@@ -79,10 +90,17 @@ fn a_tiny_study_pools_both_models_and_embeds_every_report() {
         let n: usize = study.table.iter().filter(|r| r.model == m.scope).map(|r| r.n_probes).sum();
         assert_eq!(m.n_probes, n, "{}", m.scope);
     }
+    assert_eq!(study.per_track.iter().map(|m| m.scope.as_str()).collect::<Vec<_>>(), ["dynamics", "mnist1d"]);
+    for m in &study.per_track {
+        let n: usize = study.table.iter().filter(|r| r.track == m.scope).map(|r| r.n_probes).sum();
+        assert_eq!((m.n_probes, m.benches.len()), (n, 4), "{}", m.scope);
+    }
     // The exactly reversible model's probes are all in the low-defect regime, with the dense
     // gradient at k_max.
+    for rev in study.table.iter().filter(|r| r.model == "rev_ode_small") {
+        assert!(rev.mean_defect.unwrap() < 1e-5 && rev.mean_grad_cos_kmax.unwrap() > 0.9999, "{rev:?}");
+    }
     let rev = study.table.iter().find(|r| r.model == "rev_ode_small").unwrap();
-    assert!(rev.mean_defect.unwrap() < 1e-5 && rev.mean_grad_cos_kmax.unwrap() > 0.9999, "{rev:?}");
     let rev_m = study.per_model.iter().find(|m| m.scope == "rev_ode_small").unwrap();
     assert!(!rev_m.conditions["a_both_regimes"].holds, "one model alone shows one regime");
     // Measured memory natively: the checkpointed pass at k_max peaks lower than dense BPTT.
@@ -91,7 +109,8 @@ fn a_tiny_study_pools_both_models_and_embeds_every_report() {
     let back: StudyReport = serde_json::from_str(&study.to_json()).unwrap();
     assert_eq!(back, study);
     let text = summary::render(&study);
-    assert!(text.contains("rev_ode_small / chained") && text.contains("a_both_regimes"), "{text}");
+    assert!(text.contains("mnist1d / rev_ode_small / chained") && text.contains("a_both_regimes"), "{text}");
+    assert!(text.contains("test accuracy (higher is better)"), "{text}");
 
     let mut svg = String::new();
     {
@@ -113,7 +132,7 @@ fn reports_that_do_not_belong_together_are_refused() {
     let err = build_study(&[]).unwrap_err();
     assert!(err.contains("at least one"), "{err}");
     let err = build_study(&[t[0].clone(), t[0].clone()]).unwrap_err();
-    assert!(err.contains("both rnn_small one_step"), "{err}");
+    assert!(err.contains("both dynamics rnn_small one_step"), "{err}");
     // Another config (epochs) is not the same study.
     let mut v: Value = serde_json::from_str(&t[1]).unwrap();
     v["config"]["epochs"] = 3.into();

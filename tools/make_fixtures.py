@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Generate the reference fixtures the Rust tests compare against.
 
-Run once (needs torch, scipy, numpy; revolve_schedules needs only checkpoint-schedules):
+Run once (needs torch, scipy, numpy, mnist1d for its fixtures; revolve_schedules needs only
+checkpoint-schedules):
 python3 tools/make_fixtures.py [NAME ...]
-Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch,revolve_schedules}.json, or only
+Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch,revolve_schedules,
+numpy_legacy,mnist1d,...}.json, or only
 the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
 fixture does not rewrite the committed others. CI does not run this: the outputs are
 committed. Versions used are recorded in each file.
@@ -443,6 +445,142 @@ def revolve_fixture():
             "versions": {"checkpoint_schedules": version("checkpoint-schedules"), "numpy": np.__version__}}
 
 
+def classify_torch_fixture():
+    """Both models trained on a classification: nn.GRU and rev_ode_small read out at the last
+    step, F.cross_entropy (mean over the batch) on real MNIST-1D sequences; loss, logits and
+    every parameter gradient in float64 (weights and inputs rounded to float32 first)."""
+    import torch.nn.functional as fn
+    from mnist1d.data import get_dataset_args, make_dataset
+
+    d = make_dataset(get_dataset_args())
+    B, C = 4, 10
+    x = f32_exact(d["x"][:B, :, None])  # [B, 40, 1]
+    labels = torch.from_numpy(d["y"][:B].astype(np.int64))
+    _, T, F = x.shape
+    rng = np.random.default_rng(18)
+
+    H = 6
+    gru = torch.nn.GRU(F, H, batch_first=True).double()
+    lin = torch.nn.Linear(H, C).double()
+    with torch.no_grad():
+        for p in list(gru.parameters()) + list(lin.parameters()):
+            p.copy_(f32_exact(rng.uniform(-0.8, 0.8, size=tuple(p.shape))))
+    states, _ = gru(x, torch.zeros(1, B, H, dtype=torch.float64))
+    logits = lin(states[:, -1])
+    loss = fn.cross_entropy(logits, labels)
+    loss.backward()
+    gru_out = {
+        "H": H,
+        "weight_ih": tolist(gru.weight_ih_l0), "weight_hh": tolist(gru.weight_hh_l0),
+        "bias_ih": tolist(gru.bias_ih_l0), "bias_hh": tolist(gru.bias_hh_l0),
+        "out_weight": tolist(lin.weight), "out_bias": tolist(lin.bias),
+        "logits": tolist(logits), "loss": loss.item(),
+        "grad_weight_ih": tolist(gru.weight_ih_l0.grad), "grad_weight_hh": tolist(gru.weight_hh_l0.grad),
+        "grad_bias_ih": tolist(gru.bias_ih_l0.grad), "grad_bias_hh": tolist(gru.bias_hh_l0.grad),
+        "grad_out_weight": tolist(lin.weight.grad), "grad_out_bias": tolist(lin.bias.grad),
+    }
+
+    H, R_MAX, RANK = 8, 3, 2
+    H2 = H // 2
+    shapes = {"u_f": (R_MAX, H2), "v_f": (H2, R_MAX), "w_f": (F, H2), "d_f": (1, H2),
+              "u_g": (R_MAX, H2), "v_g": (H2, R_MAX), "w_g": (F, H2), "d_g": (1, H2),
+              "w_o": (H, C), "b_o": (1, C)}
+    mask = torch.tensor([[1.0]] * RANK + [[0.0]] * (R_MAX - RANK), dtype=torch.float64)
+    p = {k: f32_exact(rng.uniform(-0.8, 0.8, size=shapes[k])) for k in REV_ODE_PARAMS}
+    for k in ("u_f", "u_g"):
+        p[k][RANK:] = 0.0
+    p = {k: v.requires_grad_(True) for k, v in p.items()}
+    states, _ = rev_ode_forward(p, mask, x)
+    logits = states[:, -1] @ p["w_o"] + p["b_o"]  # a classification's readout is not residual
+    loss = fn.cross_entropy(logits, labels)
+    loss.backward()
+    rev_out = {"H": H, "r_max": R_MAX, "rank": RANK, "mask": tolist(mask),
+               "params": {k: tolist(v) for k, v in p.items()},
+               "grads": {k: tolist(v.grad) for k, v in p.items()},
+               "logits": tolist(logits), "loss": loss.item()}
+    return {
+        "about": "Cross-entropy of the last step's readout, mean over B MNIST-1D sequences (mnist1d "
+                 "make_dataset(get_dataset_args()) train[:B]). gru: torch layout (nn.GRU + nn.Linear); "
+                 "rev_ode: the engine's row layout as in rev_ode_torch, readout h_T w_o + b_o.",
+        "F": F, "T": T, "B": B, "C": C,
+        "x": tolist(x), "labels": labels.tolist(),
+        "gru": gru_out, "rev_ode": rev_out,
+    }
+
+
+def numpy_legacy_fixture():
+    """numpy's legacy RandomState draws and the numpy/scipy signal operations MNIST-1D uses."""
+    import scipy.ndimage as ndi
+
+    rs = np.random.RandomState(42)
+    script = []  # (op, arg, result) in one stream, so a misaligned draw fails every later value
+    script.append(["uint32", 10, rs.randint(0, 2**32, size=10, dtype=np.uint64).tolist()])
+    script.append(["random_sample", 5, [rs.random_sample() for _ in range(5)]])
+    script.append(["standard_normal", 7, [rs.standard_normal() for _ in range(7)]])
+    script.append(["random_sample", 1, [rs.rand()]])  # the Gaussian cache survives a uniform
+    script.append(["standard_normal", 3, [rs.randn() for _ in range(3)]])
+    script.append(["choice", 48, [int(rs.choice(48)) for _ in range(30)]])
+    script.append(["randint", 1, [int(rs.randint(0, 1)) for _ in range(3)]])
+    script.append(["randint", 5000, [int(rs.randint(0, 5000)) for _ in range(5)]])
+    script.append(["permutation", 10, rs.permutation(10).tolist()])
+    script.append(["permutation", 1000, rs.permutation(1000).tolist()])
+    script.append(["uint32", 3, rs.randint(0, 2**32, size=3, dtype=np.uint64).tolist()])
+    seeds = {s: np.random.RandomState(s).randint(0, 2**32, size=3, dtype=np.uint64).tolist()
+             for s in (0, 1, 12345, 4294967295)}
+
+    rng = np.random.default_rng(5)
+    noise = rng.standard_normal(72)
+    short = rng.standard_normal(5)
+    xp = np.linspace(0, 1, 50)
+    fp = np.concatenate([rng.standard_normal(12), np.zeros(38)])
+    big = rng.standard_normal(1000) * 3 + 1
+    return {
+        "about": "np.random.RandomState(42): one stream of draws in `script` order; `seeds`: the first three "
+                 "32-bit draws of other seeds. Then np.linspace, np.interp (what interp1d linear calls for 1-D "
+                 "float64), scipy.ndimage.gaussian_filter1d (defaults) and numpy's mean/std.",
+        "script": script,
+        "seeds": {str(k): v for k, v in seeds.items()},
+        "linspace": {"0_1_72": np.linspace(0, 1, 72).tolist(), "m05_05_72": np.linspace(-0.5, 0.5, 72).tolist(),
+                     "0_1_40": np.linspace(0, 1, 40).tolist()},
+        "interp": {"xp": xp.tolist(), "fp": fp.tolist(), "x": np.linspace(0, 1, 72).tolist(),
+                   "out": np.interp(np.linspace(0, 1, 72), xp, fp).tolist()},
+        "gaussian_filter": {"x": noise.tolist(), "sigma2": ndi.gaussian_filter(noise, 2).tolist(),
+                            "sigma1": ndi.gaussian_filter1d(noise, 1).tolist(),
+                            "short": short.tolist(), "short_sigma2": ndi.gaussian_filter1d(short, 2).tolist()},
+        "moments": {"x": big.tolist(), "mean": float(big.mean()), "std": float(big.std())},
+    }
+
+
+def mnist1d_fixture():
+    """The PyPI package mnist1d's make_dataset(get_dataset_args()) for the default seed and another."""
+    import importlib.metadata
+
+    from mnist1d.data import get_dataset_args, get_templates, make_dataset
+
+    out = {"about": "mnist1d.data.make_dataset(get_dataset_args()) with args.seed = SEED: every label, a few "
+                    "whole examples (float64), and sums over the whole set: sum x, sum x^2 and sum x * "
+                    "(row index + 1) * (step + 1) / 1e4, per split.",
+           "mnist1d_version": importlib.metadata.version("mnist1d"),
+           "templates": get_templates()["x"].tolist(),
+           "seeds": {}}
+    for seed in (42, 7):
+        args = get_dataset_args()
+        args.seed = seed
+        d = make_dataset(args)
+
+        def sums(x):
+            w = np.outer(np.arange(1, x.shape[0] + 1), np.arange(1, x.shape[1] + 1)) / 1e4
+            return {"sum": float(x.sum()), "sum_sq": float((x ** 2).sum()), "weighted": float((x * w).sum())}
+
+        out["seeds"][str(seed)] = {
+            "y": d["y"].tolist(), "y_test": d["y_test"].tolist(),
+            "x_rows": {str(i): d["x"][i].tolist() for i in (0, 1, 2, 1234, 3999)},
+            "x_test_rows": {str(i): d["x_test"][i].tolist() for i in (0, 500, 999)},
+            "train": sums(d["x"]), "test": sums(d["x_test"]),
+        }
+    return out
+
+
 FIXTURES = {
     "gru_torch": gru_fixture,
     "adam_torch": adam_fixture,
@@ -450,6 +588,9 @@ FIXTURES = {
     "gru_reversal_torch": gru_reversal_fixture,
     "rev_ode_torch": rev_ode_fixture,
     "revolve_schedules": revolve_fixture,
+    "numpy_legacy": numpy_legacy_fixture,
+    "mnist1d": mnist1d_fixture,
+    "classify_torch": classify_torch_fixture,
 }
 
 

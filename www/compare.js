@@ -168,9 +168,10 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       row('report verdict', (c) => c.verdict, 'verdict'),
       row('explanation', (c) => c.explanation, 'explanation'),
       row('p (α)', (c) => `${num(c.p_value)} (α ${num(c.alpha)})`, 'p_value'),
-      row('Δ mean test MSE', (c) => delta(c.delta_mean), 'delta_mean'),
+      row('metric', (c) => `${c.metric} (${c.metric_direction})`, 'metric'),
+      row('Δ mean (idea − baseline)', (c) => delta(c.delta_mean), 'delta_mean'),
       row('idea wins', (c) => `${c.idea_wins}/${c.n_pairs}`, 'idea_wins'),
-      row('baseline / idea test MSE', (c) => `${num(c.baseline_mean)} / ${num(c.idea_mean)}`, 'means'),
+      row('baseline / idea', (c) => `${num(c.baseline_mean)} / ${num(c.idea_mean)}`, 'means'),
       row('best lr (baseline / idea)', (c) => `${num(c.best_lr_baseline)} / ${num(c.best_lr_idea)}`, 'best_lr'),
       row('mechanism', (c) => (c.mechanism_confirmed ? 'confirmed' : `not confirmed${c.conditions.some((k) => !k.holds) ? `: (${c.conditions.filter((k) => !k.holds).map((k) => k.letter).join('), (')}) failed` : ''}`), 'mechanism'),
       row('memory saved', (c) => percent(c.memory_saved_fraction), 'memory'),
@@ -202,7 +203,8 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       };
       seedRows.push({ cells: [String(i), ...cell(a), ...cell(b)], key: `seed-${i}` });
     }
-    view.append(table('Per-seed test MSE', ['seed', 'A baseline', 'A idea', 'A idea − base', 'B baseline', 'B idea', 'B idea − base'], seedRows, 'seeds'));
+    const metrics = [...new Set([ca.metric, cb.metric])].join(' / ');
+    view.append(table(`Per-seed ${metrics}`, ['seed', 'A baseline', 'A idea', 'A idea − base', 'B baseline', 'B idea', 'B idea − base'], seedRows, 'seeds'));
 
     const letters = [...new Set([...ca.conditions, ...cb.conditions].map((c) => c.letter))];
     if (letters.length) {

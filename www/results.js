@@ -151,12 +151,17 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     dl.replaceChildren();
     fact(dl, 'p_value', 'p', c.p_value, `${num(c.p_value)} (${c.p_method})`);
     fact(dl, 'alpha', 'α', c.alpha, num(c.alpha));
-    fact(dl, 'delta_mean', 'Δ mean test MSE (idea − baseline)', c.delta_mean, delta(c.delta_mean));
+    fact(dl, 'metric', 'metric', c.metric, `${c.metric} (${c.metric_direction})`);
+    fact(dl, 'delta_mean', `Δ mean ${c.metric} (idea − baseline)`, c.delta_mean, delta(c.delta_mean));
     if (c.delta_ci95) fact(dl, 'delta_ci95', '95% CI of Δ', c.delta_ci95, `${delta(c.delta_ci95[0])} … ${delta(c.delta_ci95[1])}`);
     fact(dl, 'idea_wins', 'idea wins', c.idea_wins, `${c.idea_wins}/${c.n_pairs}`);
     fact(dl, 'n_pairs', 'pairs tested', c.n_pairs, String(c.n_pairs));
-    fact(dl, 'baseline_mean', 'baseline test MSE', c.baseline_mean, num(c.baseline_mean));
-    fact(dl, 'idea_mean', 'idea test MSE', c.idea_mean, num(c.idea_mean));
+    fact(dl, 'baseline_mean', `baseline ${c.metric}`, c.baseline_mean, num(c.baseline_mean));
+    fact(dl, 'idea_mean', `idea ${c.metric}`, c.idea_mean, num(c.idea_mean));
+    if (c.secondary) {
+      const [name, b, i] = c.secondary;
+      fact(dl, 'secondary', `${name} (baseline / idea, lower is better)`, c.secondary, `${num(b)} / ${num(i)}`);
+    }
     if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, num(c.wilcoxon_p));
     if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, num(c.effect_size_dz));
     fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${num(c.best_lr_baseline)} / ${num(c.best_lr_idea)}`);

@@ -1,5 +1,5 @@
-// Study mode: the mechanism study of issue 9 in the page. It runs the bench on every model
-// under every policy (the configs come from Rust, `study_configs`), one bench after another,
+// Study mode: the mechanism study of issue 9 in the page. It runs the bench on every track,
+// model and policy (the configs come from Rust, `study_configs`), one bench after another,
 // through its own engine client, then builds study_report.json with the same Rust function as
 // `rdbench study` (`build_study`, charts wasm), draws its chart and a table, and offers the
 // download. Before it starts it measures each bench's speed (the bench's own estimate,
@@ -55,9 +55,9 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     el('h2', { id: 'study-title', textContent: 'Study' }),
     el('p', {
       className: 'help',
-      textContent: 'Runs the bench with the configuration above on every model under every policy ' +
-        '(its model and policy are set by the study), pools the idea arms\u2019 probes and judges the ' +
-        'mechanism conditions (a)\u2013(d) over them and per model.',
+      textContent: 'Runs the bench with the configuration above on every track, model and policy ' +
+        '(its track, model and policy are set by the study), pools the idea arms\u2019 probes and judges ' +
+        'the mechanism conditions (a)\u2013(d) over them, per model and per track.',
     }),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download),
     el('div', { className: 'progress-row' }, progress),
@@ -86,7 +86,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
       const left = ahead.length ? ahead[0] * (1 - p.fraction) + ahead.slice(1).reduce((a, b) => a + b, 0) : NaN;
       const c = state.configs[current];
       const where = p.epoch === 0 ? 'starting' : `${p.phase} ${p.arm}, epoch ${p.epoch}/${p.epochs}`;
-      status.textContent = `Bench ${current + 1}/${n}: ${c.model} ${c.policy} \u2014 ${where} \u2014 ` +
+      status.textContent = `Bench ${current + 1}/${n}: ${c.track} ${c.model} ${c.policy} \u2014 ${where} \u2014 ` +
         `${Math.floor(100 * f)}%, elapsed ${duration(elapsed())}` +
         (Number.isFinite(left) ? `, about ${duration(left)} left by the estimate` : '');
     },
@@ -143,7 +143,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     for (const c of configs.slice(first)) {
       const e = estimateOf(await engine.calibrate(c, backend));
       if (e.error) throw new Error(e.error);
-      parts.push({ ...e, label: `${c.model} ${c.policy}` });
+      parts.push({ ...e, label: `${c.track} ${c.model} ${c.policy}` });
     }
     const sum = sumEstimates(parts);
     const text = `Estimated time ≈ ${duration(sum.seconds)} for ${parts.length} bench${parts.length === 1 ? '' : 'es'} ` +
@@ -233,7 +233,9 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
     if (study.frontier?.length) {
       // Side by side on a wide screen, one above the other on a phone.
       const stacked = w < 720;
-      const h = stacked ? Math.round(w * 0.9) * study.frontier.length : Math.round(w * 0.5);
+      // Rows of two panels on a wide screen (a row per track), one panel per row on a phone.
+      const n = study.frontier.length;
+      const h = stacked ? Math.round(w * 0.9) * n : Math.round(w * 0.5) * (n > 2 ? Math.ceil(n / 2) : 1);
       frontierCanvas.width = Math.round(w * dpr);
       frontierCanvas.height = Math.round(h * dpr);
       frontierCanvas.style.width = `${w}px`;
@@ -247,14 +249,14 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
   }
 
   function renderTable(study) {
-    const head = ['model', 'policy', 'mean defect', 'checkpoints', 'cos chosen k', 'cos k_max',
-      'memory saved (counted)', 'memory saved (measured)', 'test MSE baseline', 'test MSE idea', 'p', 'verdict'];
-    const rows = study.table.map((r) => [r.model, r.policy, num(r.mean_defect), num(r.mean_checkpoints),
+    const head = ['track', 'model', 'policy', 'mean defect', 'checkpoints', 'cos chosen k', 'cos k_max',
+      'memory saved (counted)', 'memory saved (measured)', 'metric', 'baseline', 'idea', 'p', 'verdict'];
+    const rows = study.table.map((r) => [r.track, r.model, r.policy, num(r.mean_defect), num(r.mean_checkpoints),
       num(r.mean_grad_cos_chosen), num(r.mean_grad_cos_kmax), percent(r.memory_saved_counted),
       r.memory_saved_measured === null ? 'not measured in the browser' : percent(r.memory_saved_measured),
-      num(r.baseline_test_mse), num(r.idea_test_mse), num(r.p_value), r.verdict]);
+      `${r.metric} (${r.metric_direction})`, num(r.baseline_metric), num(r.idea_metric), num(r.p_value), r.verdict]);
     // A number never breaks at its exponent's minus ("7.692e-" / "8"); the table scrolls instead.
-    const numeric = new Set([2, 3, 4, 5, 6, 8, 9, 10]);
+    const numeric = new Set([3, 4, 5, 6, 7, 10, 11, 12]);
     table.replaceChildren(
       el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h })))),
       el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v, i) =>
@@ -269,7 +271,7 @@ export function createStudy({ charts, getStart, isBusy, banner, onState = () => 
         ` \u2014 ${m.n_probes} probes` }),
       el('ul', {}, ...Object.entries(m.conditions).map(([k, c]) =>
         el('li', { textContent: `${k}: ${c.holds ? 'holds' : 'fails'} \u2014 ${c.detail}` }))));
-    conditions.replaceChildren(block(study.pooled), ...study.per_model.map(block));
+    conditions.replaceChildren(block(study.pooled), ...study.per_model.map(block), ...study.per_track.map(block));
     conditions.hidden = false;
   }
 

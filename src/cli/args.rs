@@ -63,13 +63,15 @@ impl clap::Args for RunArgs {
     }
 }
 
-/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart` and
-/// `--frontier-chart`.
+/// Flags of `study`: those of `run` (its `--out` is the study report) plus `--chart`,
+/// `--frontier-chart` and `--from-reports`.
 #[derive(Debug)]
 pub struct StudyArgs {
     pub run: RunArgs,
     pub chart: PathBuf,
     pub frontier_chart: PathBuf,
+    /// Bench reports to build the study from instead of running the benches.
+    pub from_reports: Vec<PathBuf>,
 }
 
 impl clap::FromArgMatches for StudyArgs {
@@ -78,6 +80,7 @@ impl clap::FromArgMatches for StudyArgs {
             run: RunArgs::from_arg_matches(m)?,
             chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
             frontier_chart: m.get_one::<PathBuf>("frontier_chart").cloned().unwrap_or_default(),
+            from_reports: m.get_many::<PathBuf>("from_reports").map(|v| v.cloned().collect()).unwrap_or_default(),
         })
     }
 
@@ -102,7 +105,18 @@ impl clap::Args for StudyArgs {
                     .long("frontier-chart")
                     .value_parser(clap::value_parser!(PathBuf))
                     .default_value("study_frontier.svg")
-                    .help("Where to write each model's frontier side by side (SVG)."),
+                    .help("Where to write each model's frontier side by side (SVG).")
+            )
+            .arg(
+                Arg::new("from_reports")
+                    .long("from-reports")
+                    .value_name("REPORT")
+                    .num_args(1..)
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(
+                        "Build the study from these bench reports (e.g. runs made separately with `rdbench run`) \
+                     instead of running the benches; they must share one config but for track, model and policy.",
+                    ),
             )
     }
 

@@ -1,7 +1,9 @@
-//! The native command line: `run` the bench, `study` it on every model and policy, `validate` a report, `perf` (time the engine).
+//! The native command line: `run` the bench, `study` it on every track, model and policy,
+//! `validate` a report, export a track's `dataset`, `perf` (time the engine).
 
 pub mod args;
 mod atomic;
+pub mod dataset;
 mod progress;
 mod run;
 mod signal;
@@ -26,8 +28,9 @@ enum Command {
     /// Run the whole bench and write bench_report.json.
     #[command(allow_negative_numbers = true)]
     Run(Box<RunArgs>),
-    /// Run the mechanism study: the bench on every model under every policy (same flags as
-    /// `run`, less --model and --policy), writing study_report.json and its chart.
+    /// Run the mechanism study: the bench on every track, model and policy (same flags as
+    /// `run`, less --model and --policy; --track keeps one track), writing study_report.json
+    /// and its chart.
     #[command(allow_negative_numbers = true)]
     Study(Box<StudyArgs>),
     /// Check a bench or study report: its schema, and its numbers against what its own
@@ -36,6 +39,8 @@ enum Command {
         /// Report to check.
         file: PathBuf,
     },
+    /// Write a track's train and test data (inputs, targets or labels, the split) as JSON.
+    Dataset(dataset::DatasetArgs),
     /// Time training steps and measure the memory of the checkpointed pass.
     Perf(crate::perf::PerfArgs),
 }
@@ -72,6 +77,13 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => exit_code(run::run(&args)),
         Command::Study(args) => exit_code(study::study(&args)),
         Command::Validate { file } => validate::validate(&file),
+        Command::Dataset(args) => match dataset::dataset(&args) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        },
         Command::Perf(args) => crate::perf::run(&args),
     }
 }

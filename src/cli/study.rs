@@ -1,7 +1,8 @@
-//! `rdbench study`: the bench on every model under every policy, pooled into
-//! `study_report.json`, its chart and each model's frontier chart. Like `run`, it checks its
-//! outputs before training, journals every finished run and every finished bench, stops at
-//! Ctrl-C and resumes.
+//! `rdbench study`: the bench on every track, model and policy (one track with `--track`),
+//! pooled into `study_report.json`, its chart and each model's frontier chart; or the same
+//! from bench reports made separately (`--from-reports`). Like `run`, it checks its outputs
+//! before training, journals every finished run and every finished bench, stops at Ctrl-C
+//! and resumes.
 
 use super::Failure;
 use super::args::StudyArgs;
@@ -11,27 +12,43 @@ use crate::journal::{self, Journal};
 use crate::outln;
 use rdbench_core::records::RunRecord;
 use rdbench_core::report::Report;
+use rdbench_core::study::StudyReport;
+use std::path::Path;
 
 pub fn study(args: &StudyArgs) -> Result<(), Failure> {
-    use rdbench_core::study::{bench_configs, build_study};
+    use rdbench_core::study::{all_tracks, bench_configs, bench_name, build_study};
     let run = &args.run;
     if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
         let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
         return Err(format!("{flag} is not a study flag: the study runs every model under every policy").into());
     }
+    if !args.from_reports.is_empty() {
+        if let Some((k, _)) = run.texts.first() {
+            let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
+            return Err(format!("{flag} does not go with --from-reports: the reports carry their configs").into());
+        }
+        let texts = args
+            .from_reports
+            .iter()
+            .map(|p| std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let outputs = Outputs::create(args)?;
+        return write(args, &build_study(&texts)?, outputs, None);
+    }
     let base = run.config()?;
-    let cfgs = bench_configs(&base);
+    // Every track, unless --track names one.
+    let tracks = if run.texts.iter().any(|(k, _)| k == "track") { vec![base.track.clone()] } else { all_tracks() };
+    let cfgs = bench_configs(&base, &tracks)?;
     // Every bench's config is checked before the first trains (rev_ode_small has limits of
     // its own: an even hidden size, r_max at most hidden_size / 2).
     for cfg in &cfgs {
         if let Some(e) = cfg.problems().first() {
-            return Err(format!("invalid value for {} (the {} benches): {}", e.flag(), cfg.model, e.message).into());
+            let bench = bench_name(cfg);
+            return Err(format!("invalid value for {} (the {bench} bench): {}", e.flag(), e.message).into());
         }
     }
     let backend = run.backend()?;
-    let out = AtomicFile::create(&run.out)?;
-    let chart = AtomicFile::create(&args.chart)?;
-    let frontier_chart = AtomicFile::create(&args.frontier_chart)?;
+    let outputs = Outputs::create(args)?;
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
     let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
     let prior_benches: Vec<Report> = journal::read(&benches_path)?;
@@ -42,7 +59,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
 
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
-        let label = format!("bench {}/{} {} {}", i + 1, cfgs.len(), cfg.model, cfg.policy.as_str());
+        let label = format!("bench {}/{} {}", i + 1, cfgs.len(), bench_name(cfg));
         // A bench finished before an interruption is taken whole: same config, same backend.
         let finished = prior_benches.iter().find(|r| {
             r.config.as_ref() == Some(cfg) && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
@@ -76,30 +93,64 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         texts.push(report.to_json());
     }
     let study = build_study(&texts)?;
+    write(args, &study, outputs, Some((&runs_path, &benches_path)))
+}
+
+/// The study's three outputs, each checked writable before any work.
+struct Outputs {
+    report: AtomicFile,
+    chart: AtomicFile,
+    frontier_chart: AtomicFile,
+}
+
+impl Outputs {
+    fn create(args: &StudyArgs) -> Result<Outputs, Failure> {
+        Ok(Outputs {
+            report: AtomicFile::create(&args.run.out)?,
+            chart: AtomicFile::create(&args.chart)?,
+            frontier_chart: AtomicFile::create(&args.frontier_chart)?,
+        })
+    }
+}
+
+/// Draw the charts, write the three files whole, remove the journals (`runs`, `benches`)
+/// once they are, and print the summary.
+fn write(
+    args: &StudyArgs,
+    study: &StudyReport,
+    outputs: Outputs,
+    journals: Option<(&Path, &Path)>,
+) -> Result<(), Failure> {
+    use plotters::prelude::*;
     let mut svg = String::new();
     {
-        use plotters::prelude::*;
         let root = SVGBackend::with_string(&mut svg, (1200, 560)).into_drawing_area();
-        rdbench_page::study_chart::draw(&root, &study, 1.0)?;
+        rdbench_page::study_chart::draw(&root, study, 1.0)?;
         root.present().map_err(|e| format!("cannot draw the study chart: {e:?}"))?;
     }
     let mut frontier_svg = String::new();
     {
-        use plotters::prelude::*;
-        let root = SVGBackend::with_string(&mut frontier_svg, (1200, 600)).into_drawing_area();
+        // A row of two panels per track.
+        let rows = study.frontier.len().div_ceil(2).max(1) as u32;
+        let root = SVGBackend::with_string(&mut frontier_svg, (1200, 560 * rows)).into_drawing_area();
         rdbench_page::frontier::draw_frontiers(&root, &study.frontier, false, rdbench_page::style::Scale(1.0))?;
         root.present().map_err(|e| format!("cannot draw the frontier chart: {e:?}"))?;
     }
-    let kept = |e: String| {
-        format!("{e}; the finished benches are kept in {}: the same command resumes", benches_path.display())
+    let kept = |e: String| match journals {
+        Some((_, benches)) => {
+            format!("{e}; the finished benches are kept in {}: the same command resumes", benches.display())
+        }
+        None => e,
     };
-    chart.commit(svg.as_bytes()).map_err(kept)?;
-    frontier_chart.commit(frontier_svg.as_bytes()).map_err(kept)?;
-    out.commit((study.to_json() + "
-").as_bytes()).map_err(kept)?;
-    journal::remove(&runs_path)?;
-    journal::remove(&benches_path)?;
-    crate::out!("{}", crate::summary::study::render(&study));
+    outputs.chart.commit(svg.as_bytes()).map_err(kept)?;
+    outputs.frontier_chart.commit(frontier_svg.as_bytes()).map_err(kept)?;
+    outputs.report.commit((study.to_json() + "\n").as_bytes()).map_err(kept)?;
+    if let Some((runs, benches)) = journals {
+        journal::remove(runs)?;
+        journal::remove(benches)?;
+    }
+    crate::out!("{}", crate::summary::study::render(study));
+    let run = &args.run;
     outln!(
         "study report written to {}, charts to {} and {}",
         run.out.display(),

@@ -33,7 +33,10 @@ pub fn render(r: &Report) -> String {
             backends.join(", ")
         );
     }
-    let _ = writeln!(s, "\nlr sweep (mean validation MSE)   baseline       idea");
+    let metric = r.metric_name();
+    let direction = r.direction();
+    let head = format!("lr sweep (mean validation {metric})");
+    let _ = writeln!(s, "\n{head:<32} baseline       idea");
     for e in &r.baseline.sweep {
         let key = rdbench_core::config::BenchConfig::lr_key(e.cfg.lr);
         let idea = r.idea_sweep.get(&key).and_then(|m| m.mean);
@@ -54,8 +57,8 @@ pub fn render(r: &Report) -> String {
         let b = r.baseline.full.per_seed.get(i).copied().flatten();
         let x = r.idea.per_seed.get(i).copied().flatten();
         let tag = match d {
-            Some(d) if *d < 0.0 => "idea better",
-            Some(d) if *d > 0.0 => "baseline better",
+            Some(d) if direction.gain(*d) > 0.0 => "idea better",
+            Some(d) if direction.gain(*d) < 0.0 => "baseline better",
             Some(_) => "tie",
             None => "diverged",
         };
@@ -70,6 +73,16 @@ pub fn render(r: &Report) -> String {
         num(r.comparison.delta_mean)
     );
     let _ = writeln!(s, "std    {:<13} {:<13}", num(r.baseline.full.std), num(r.idea.std));
+    let _ = writeln!(s, "(test {metric} per seed, {})", direction.as_str());
+    if let Some(sec) = r.task.as_ref().and_then(|t| t.secondary.as_ref()) {
+        let _ = writeln!(
+            s,
+            "{}: baseline {}, idea {} (lower is better)",
+            sec.name,
+            num(sec.baseline_mean),
+            num(sec.idea_mean)
+        );
+    }
 
     let c = &r.comparison;
     let method = r

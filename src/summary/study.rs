@@ -1,5 +1,6 @@
-//! The study in plain text: one block per bench (model and policy), then the mechanism
-//! conditions pooled over every bench and per model. The CLI prints it; the README quotes it.
+//! The study in plain text: one block per bench (track, model and policy), then the
+//! mechanism conditions pooled over every bench, per model and per track. The CLI prints it;
+//! the README quotes it.
 
 use rdbench_core::study::{PooledMechanism, StudyReport};
 use std::fmt::Write;
@@ -26,7 +27,7 @@ pub fn render(s: &StudyReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "mechanism study (tau {}, {} benches)", s.tau, s.table.len());
     for r in &s.table {
-        let _ = writeln!(out, "{} / {}:", r.model, r.policy);
+        let _ = writeln!(out, "{} / {} / {}:", r.track, r.model, r.policy);
         let _ = writeln!(
             out,
             "  probes {} (null defects {}): mean defect {}, mean checkpoints {}, cosine chosen k {}, cosine k_max {}",
@@ -47,9 +48,11 @@ pub fn render(s: &StudyReport) -> String {
         );
         let _ = writeln!(
             out,
-            "  test MSE: baseline {}, idea {} (delta {}), p = {}, {}; mechanism alone {}",
-            num(r.baseline_test_mse),
-            num(r.idea_test_mse),
+            "  {} ({}): baseline {}, idea {} (delta {}), p = {}, {}; mechanism alone {}",
+            r.metric,
+            r.metric_direction,
+            num(r.baseline_metric),
+            num(r.idea_metric),
             num(r.delta_mean),
             num(r.p_value),
             r.verdict.as_str(),
@@ -62,14 +65,14 @@ pub fn render(s: &StudyReport) -> String {
     }
     let _ = writeln!(out, "conditions over pooled probes:");
     conditions(&mut out, &s.pooled);
-    for m in &s.per_model {
+    for m in s.per_model.iter().chain(&s.per_track) {
         conditions(&mut out, m);
     }
     for m in &s.frontier {
         let _ = writeln!(
             out,
-            "frontier of {} (both policies' idea full-run probes pooled; cells = forward + reversal evaluations):",
-            m.model
+            "frontier of {} on {} (both policies' idea full-run probes pooled; cells = forward + reversal evaluations):",
+            m.model, m.track
         );
         out.push_str(&super::frontier::table(&m.frontier, "  "));
     }

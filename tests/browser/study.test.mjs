@@ -1,21 +1,23 @@
-// Study mode: four benches, pooled conditions, chart, table and study_report.json.
+// Study mode: eight benches (two tracks, two models, two policies), pooled conditions, chart,
+// table and study_report.json.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
 import { same, setField, TINY, tinyConfig } from './helpers.mjs';
 
-test('Study mode: estimate, cancel, resume; four tiny benches, pooled conditions, chart, table, study_report.json', async () => {
+test('Study mode: estimate, cancel, resume; eight tiny benches on both tracks, pooled conditions, chart, table, study_report.json', async () => {
   const page = await openPage(browser());
   await tinyConfig(page, TINY);
   // The study runs rev_ode_small too, whose rank is at most hidden_size / 2 = 4.
   await page.click('#advanced-summary');
   await setField(page, 'rank_max', '4');
+  await setField(page, 'train_size', 100);
   const t0 = Date.now();
   await page.click('#study-run');
   // The benches' speed is measured first: the status gives the estimate, per bench.
   await page.waitForFunction(() => window.rdbench.study.estimate, null, { timeout: 120_000 });
   const status = await page.textContent('#study-status');
-  assert(/Estimated time ≈ .+ for 4 benches on cpu-flex \(rnn_small one_step .+, rev_ode_small chained .+\)/.test(status), `status: ${status}`);
+  assert(/Estimated time ≈ .+ for 8 benches on cpu-flex \(dynamics rnn_small one_step .+, mnist1d rev_ode_small chained .+\)/.test(status), `status: ${status}`);
   assert(!(await page.evaluate(() => document.getElementById('confirm-run').open)), 'a tiny study asked');
   // Cancel during the second bench, then resume: the button says what is kept.
   await page.waitForFunction(() => window.rdbench.study.reports.length === 1 && window.rdbench.study.running, null, { timeout: 600_000 });
@@ -29,21 +31,24 @@ test('Study mode: estimate, cancel, resume; four tiny benches, pooled conditions
   const wall = (Date.now() - t0) / 1000;
   const done = await page.textContent('#study-status');
   const after = await page.evaluate(() => window.rdbench.study.elapsedBefore);
-  assert(done.startsWith('Study finished: 4 benches in') && after > before, `status ${done}; ${before} s before the cancel, ${after} s in all`);
+  assert(done.startsWith('Study finished: 8 benches in') && after > before, `status ${done}; ${before} s before the cancel, ${after} s in all`);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#study-download')]);
   const study = JSON.parse(readFileSync(await download.path(), 'utf8'));
   console.log(`    tiny study in the browser: ${wall.toFixed(1)} s`);
+  assert(same(study.tracks, ['dynamics', 'mnist1d']), `tracks ${study.tracks}`);
   assert(same(study.models, ['rnn_small', 'rev_ode_small']), `models ${study.models}`);
   assert(same(study.policies, ['one_step', 'chained']), `policies ${study.policies}`);
-  assert(study.table.length === 4 && study.reports.length === 4, 'four benches');
+  assert(study.table.length === 8 && study.reports.length === 8, 'eight benches');
+  assert(same(study.reports.map((r) => r.metric_direction), [...Array(4).fill('lower is better'), ...Array(4).fill('higher is better')]),
+    'each report in its track\'s direction');
   // Every embedded report is a bench report of its model and policy that the viewer loads.
   const loads = await page.evaluate(async (reports) => {
     const m = await import('/www/pkg/rdbench_page.js');
     await m.default();
-    return reports.map((r) => { try { new m.View(JSON.stringify(r)); return [r.model, r.config.policy, 'ok']; } catch (e) { return [r.model, r.config.policy, String(e)]; } });
+    return reports.map((r) => { try { new m.View(JSON.stringify(r)); return [`${r.track} ${r.model} ${r.config.policy}`, 'ok']; } catch (e) { return [r.model, String(e)]; } });
   }, study.reports);
-  assert(same(loads.map((l) => l[2]), ['ok', 'ok', 'ok', 'ok']), `viewer: ${JSON.stringify(loads)}`);
-  assert(same(loads.map((l) => `${l[0]} ${l[1]}`), study.table.map((r) => `${r.model} ${r.policy}`)), 'bench order');
+  assert(loads.every((l) => l[1] === 'ok'), `viewer: ${JSON.stringify(loads)}`);
+  assert(same(loads.map((l) => l[0]), study.table.map((r) => `${r.track} ${r.model} ${r.policy}`)), 'bench order');
   // Pooled over every idea full-run probe of the embedded reports, each condition judged.
   const probes = study.reports.flatMap((r) => r.runs.filter((x) => x.arm === 'idea' && x.phase === 'full').flatMap((x) => x.probes));
   assert(study.pooled.n_probes === probes.length && probes.length > 0, `pooled ${study.pooled.n_probes} of ${probes.length}`);
@@ -52,14 +57,16 @@ test('Study mode: estimate, cancel, resume; four tiny benches, pooled conditions
   const high = probes.some((p) => p.defect_mean === null || p.defect_mean > study.tau);
   assert(study.pooled.conditions.a_both_regimes.holds === (low && high), 'condition (a) from the pooled probes');
   assert(study.per_model.map((m) => m.scope).join() === 'rnn_small,rev_ode_small', 'per model');
+  assert(study.per_track.map((m) => m.scope).join() === 'dynamics,mnist1d', 'per track');
   // Measured memory is a native measurement: null in the browser, and the table says so.
   assert(study.table.every((r) => r.memory_saved_measured === null), 'no measured memory in wasm');
   const cells = await page.$$eval('#study-table tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
-  assert(cells.length === 4 && cells[2][0] === 'rev_ode_small' && cells[2][7] === 'not measured in the browser', `table ${JSON.stringify(cells)}`);
+  assert(cells.length === 8 && cells[2][1] === 'rev_ode_small' && cells[2][8] === 'not measured in the browser', `table ${JSON.stringify(cells)}`);
+  assert(cells[4][0] === 'mnist1d' && cells[4][9] === 'test accuracy (higher is better)', `metric named: ${JSON.stringify(cells[4])}`);
   // Its numbers are written as the card writes them (the page's one formatter).
   const written = await page.evaluate((t) => import('/www/format.js')
-    .then((f) => t.map((r) => [f.num(r.baseline_test_mse), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
-  assert(same(cells.map((r) => [r[8], r[6], r[10]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
+    .then((f) => t.map((r) => [f.num(r.baseline_metric), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
+  assert(same(cells.map((r) => [r[10], r[7], r[12]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
   const ink = await page.$eval('#study-chart', (c) => {
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     let n = 0;
@@ -80,7 +87,7 @@ test('Study mode: a long study asks first, with its estimate; "Not now" starts n
   await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 120_000 });
   const title = await page.textContent('#confirm-title');
   const text = await page.textContent('#confirm-text');
-  assert(title === 'Start a long study?' && /Estimated time ≈ \d+ (h|min) .* for 4 benches/.test(text), `dialog: ${title} / ${text}`);
+  assert(title === 'Start a long study?' && /Estimated time ≈ \d+ (h|min) .* for 8 benches/.test(text), `dialog: ${title} / ${text}`);
   await page.click('#confirm-cancel');
   await page.waitForFunction(() => !window.rdbench.study.running, null, { timeout: 10_000 });
   assert((await page.textContent('#study-status')).startsWith('Not started.'), 'status');

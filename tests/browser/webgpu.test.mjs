@@ -91,8 +91,12 @@ test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer ke
   });
   const f = c.fused, u = c.unfused;
   console.log(`    launches per step: dense ${f.dispatches_dense} vs ${u.dispatches_dense} unfused, idea ${f.dispatches_idea} ` +
-    `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}`);
+    `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}, ` +
+    `classification ${c.classification_max_abs_diff}`);
   assert(c.max_abs_diff <= 1e-4, `fused vs unfused on WebGPU: ${c.max_abs_diff}`);
+  // A classification (mnist1d's shape, the cross-entropy at the last step): fused step and
+  // reversal kernels with the tensor-op VJP against tensor ops alone.
+  assert(c.classification_max_abs_diff <= 1e-4, `classification, fused vs unfused: ${c.classification_max_abs_diff}`);
   assert(f.dispatches_dense * 10 <= u.dispatches_dense, `dense: ${f.dispatches_dense} vs ${u.dispatches_dense}`);
   assert(f.dispatches_idea * 10 <= u.dispatches_idea, `idea: ${f.dispatches_idea} vs ${u.dispatches_idea}`);
   assert(page.errors.length === 0, `page errors: ${page.errors}`);

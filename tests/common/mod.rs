@@ -62,6 +62,7 @@ pub fn batch_of(x: Vec<f64>, y: Vec<f64>, b: usize, t: usize, f: usize, runs: us
         f_out: f,
         x: x.iter().map(|&v| v as f32).collect(),
         y: y.iter().map(|&v| v as f32).collect(),
+        task: rdbench_core::track::Task::Regression,
     };
     DeviceData::new(&ds, &device()).all(runs, b)
 }
@@ -100,27 +101,30 @@ pub fn gru_fixture() -> GruFixture {
     GruFixture { f, h, b, t, params, batch, v }
 }
 
-/// torch-layout tensors (named `{prefix}weight_ih` ...) to our `[1, ..]` parameters.
+/// torch-layout tensors (named `{prefix}weight_ih` ...) to our `[1, ..]` parameters (the
+/// readout's width is `out_bias`'s length).
 pub fn torch_to_ours(v: &Value, prefix: &str, f: usize, h: usize) -> Vec<Tensor<3>> {
     let g = |k: &str| flat(&v[format!("{prefix}{k}")]);
+    let o = g("out_bias").len();
     vec![
         t3(&transpose(&g("weight_ih"), 3 * h, f), f, 3 * h),
         t3(&transpose(&g("weight_hh"), 3 * h, h), h, 3 * h),
         t3(&g("bias_ih"), 1, 3 * h),
         t3(&g("bias_hh"), 1, 3 * h),
-        t3(&transpose(&g("out_weight"), f, h), h, f),
-        t3(&g("out_bias"), 1, f),
+        t3(&transpose(&g("out_weight"), o, h), h, o),
+        t3(&g("out_bias"), 1, o),
     ]
 }
 
 /// Our parameter gradients flattened back to torch layout, in torch's parameter order.
 pub fn ours_to_torch(grads: &[Tensor<3>], f: usize, h: usize) -> Vec<Vec<f64>> {
+    let o = grads[5].dims()[2];
     vec![
         transpose(&read(grads[0].clone()), f, 3 * h),
         transpose(&read(grads[1].clone()), h, 3 * h),
         read(grads[2].clone()),
         read(grads[3].clone()),
-        transpose(&read(grads[4].clone()), h, f),
+        transpose(&read(grads[4].clone()), h, o),
         read(grads[5].clone()),
     ]
 }
@@ -152,6 +156,7 @@ pub fn run_record(
         backend: "cpu-flex".into(),
         run_hash: "0123456789abcdef".into(),
         rank_history: Vec::new(),
+        secondary_metric: None,
     }
 }
 

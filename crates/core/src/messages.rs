@@ -231,6 +231,7 @@ mod tests {
                     backend: "cpu-flex".into(),
                     run_hash: "0123456789abcdef".into(),
                     rank_history: vec![],
+                    secondary_metric: None,
                 },
             },
             WorkerEvent::Report { json: "{}".into() },

@@ -277,7 +277,8 @@ pub struct RunRecord {
     pub lr: f64,
     /// Run seed.
     pub seed: u64,
-    /// MSE of the final weights on the evaluation set; null if the run diverged.
+    /// The track's metric of the final weights on the evaluation set (MSE, or accuracy);
+    /// null if the run diverged.
     pub metric: Option<f64>,
     /// Whether the loss became NaN or infinite.
     pub diverged: bool,
@@ -305,6 +306,11 @@ pub struct RunRecord {
     /// empty for models without a rank and in older reports.
     #[serde(default)]
     pub rank_history: Vec<RankStep>,
+    /// The track's secondary figure on the evaluation set (`Task::secondary`: the
+    /// cross-entropy of a classification); absent for a track without one, for a diverged
+    /// run and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary_metric: Option<f64>,
 }
 
 impl RunRecord {
@@ -327,6 +333,7 @@ impl RunRecord {
             backend: String::new(),
             run_hash: String::new(),
             rank_history: Vec::new(),
+            secondary_metric: None,
         }
     }
 

@@ -1,7 +1,7 @@
-//! The mechanism study (issue 9): the same bench on every model under every interval policy,
+//! The mechanism study (issue 9): the same bench on every track, model and interval policy,
 //! the idea arms' probes pooled, and the mechanism conditions (a)–(d) of spec §5 judged over
-//! the pooled probes and per model, with the shared chart of gradient cosine against
-//! reversal defect ([`chart`]).
+//! the pooled probes, per model and per track, with the shared chart of gradient cosine
+//! against reversal defect ([`chart`]).
 //!
 //! Non-engine: it reads bench reports, so the CLI (`rdbench study`) and the page's Study mode
 //! (through the charts wasm) build the same `study_report.json` from the same function. The
@@ -15,27 +15,48 @@ use crate::records::{Arm, Phase, ProbeRecord, RunRecord};
 use crate::report::Report;
 use crate::stats::mean;
 use crate::stats::verdict::Verdict;
+use crate::track::TRACKS;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Version of the `study_report.json` schema.
-pub const STUDY_VERSION: u32 = 1;
+/// Version of the `study_report.json` schema (2: tracks are a dimension).
+pub const STUDY_VERSION: u32 = 2;
 
-/// The benches of a study of `base`: every model of the registry under every policy, in
-/// that order (models outer), all else as in `base`.
-pub fn bench_configs(base: &BenchConfig) -> Vec<BenchConfig> {
-    MODELS
+/// Every track of the registry: a study's default tracks.
+pub fn all_tracks() -> Vec<String> {
+    TRACKS.iter().map(|t| t.name.to_string()).collect()
+}
+
+/// The benches of a study of `base` on `tracks`: every track, then every model of the
+/// registry, then every policy (tracks outer, policies inner), all else as in `base`. Each
+/// must be a valid config (a limit may depend on the track: k_max <= T); the first that is
+/// not is named.
+pub fn bench_configs(base: &BenchConfig, tracks: &[String]) -> Result<Vec<BenchConfig>, String> {
+    let cfgs: Vec<BenchConfig> = tracks
         .iter()
-        .flat_map(|m| {
-            Policy::ALL.iter().map(move |&policy| BenchConfig { model: m.name.to_string(), policy, ..base.clone() })
+        .flat_map(|track| {
+            MODELS.iter().flat_map(move |m| {
+                Policy::ALL.iter().map(move |&policy| BenchConfig {
+                    track: track.clone(),
+                    model: m.name.to_string(),
+                    policy,
+                    ..base.clone()
+                })
+            })
         })
-        .collect()
+        .collect();
+    for c in &cfgs {
+        c.validate().map_err(|e| format!("the study's bench {}: {e}", bench_name(c)))?;
+    }
+    Ok(cfgs)
 }
 
 /// One bench of the study in the table: what the issue asks per model and policy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyRow {
+    /// Track.
+    pub track: String,
     /// Model.
     pub model: String,
     /// Interval policy.
@@ -62,10 +83,14 @@ pub struct StudyRow {
     pub mean_peak_bytes_checkpointed: Option<f64>,
     /// Mean measured peak bytes of dense BPTT on the probe batch.
     pub mean_peak_bytes_dense: Option<f64>,
-    /// Baseline's mean test MSE.
-    pub baseline_test_mse: Option<f64>,
-    /// Idea's mean test MSE.
-    pub idea_test_mse: Option<f64>,
+    /// The track's metric ("test MSE", "test accuracy").
+    pub metric: String,
+    /// Its direction, as the bench report spells it.
+    pub metric_direction: String,
+    /// Baseline's mean test metric.
+    pub baseline_metric: Option<f64>,
+    /// Idea's mean test metric.
+    pub idea_metric: Option<f64>,
     /// mean(idea) - mean(baseline) over the complete pairs.
     pub delta_mean: Option<f64>,
     /// Sign-flip p.
@@ -81,9 +106,9 @@ pub struct StudyRow {
 /// The conditions judged over a set of pooled probes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PooledMechanism {
-    /// What was pooled: "all" or a model name.
+    /// What was pooled: "all", a model name or a track name.
     pub scope: String,
-    /// The (model, policy) benches pooled.
+    /// The (track, model, policy) benches pooled.
     pub benches: Vec<String>,
     /// Probes judged.
     pub n_probes: usize,
@@ -97,13 +122,21 @@ pub struct PooledMechanism {
     pub low_defect_checkpoint_relation: String,
 }
 
-/// One model's frontier, pooled over its benches.
+/// One model's frontier on one track, pooled over its benches (both policies).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelFrontier {
+    /// The track (studies before the second track had one: dynamics).
+    #[serde(default = "crate::study::dynamics")]
+    pub track: String,
     /// The model.
     pub model: String,
     /// Its frontier over the probes of every bench of it.
     pub frontier: Frontier,
+}
+
+/// The track of a study report written before `ModelFrontier::track`.
+fn dynamics() -> String {
+    "dynamics".into()
 }
 
 /// `study_report.json`.
@@ -113,8 +146,10 @@ pub struct StudyReport {
     pub study_version: u32,
     /// Defect threshold of every bench.
     pub tau: f64,
-    /// The config every bench shares, with the model and policy of the first bench.
+    /// The config every bench shares, with the track, model and policy of the first bench.
     pub config: BenchConfig,
+    /// Tracks, in bench order.
+    pub tracks: Vec<String>,
     /// Models, in bench order.
     pub models: Vec<String>,
     /// Policies, in bench order.
@@ -123,8 +158,10 @@ pub struct StudyReport {
     pub table: Vec<StudyRow>,
     /// Conditions over every bench's idea full-run probes.
     pub pooled: PooledMechanism,
-    /// Conditions over each model's probes (both policies).
+    /// Conditions over each model's probes (every policy and track).
     pub per_model: Vec<PooledMechanism>,
+    /// Conditions over each track's probes (every model and policy).
+    pub per_track: Vec<PooledMechanism>,
     /// Each model's frontier (issue 17), its benches' probes pooled; empty when the reports
     /// have none.
     #[serde(default)]
@@ -167,7 +204,9 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
     // carry the probes' peaks without them.
     let live: Vec<RunRecord> = runs.iter().filter(|r| !r.diverged).cloned().collect();
     let measured = crate::report::Memory::measured(&live);
+    let task = cfg.task();
     StudyRow {
+        track: cfg.track.clone(),
         model: cfg.model.clone(),
         policy: cfg.policy.as_str().to_string(),
         n_probes: probes.len(),
@@ -180,8 +219,10 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         memory_saved_measured: measured.2,
         mean_peak_bytes_checkpointed: measured.0,
         mean_peak_bytes_dense: measured.1,
-        baseline_test_mse: r.baseline.full.mean,
-        idea_test_mse: r.idea.mean,
+        metric: task.unwrap_or(crate::track::Task::Regression).test_metric(),
+        metric_direction: r.metric_direction.clone(),
+        baseline_metric: r.baseline.full.mean,
+        idea_metric: r.idea.mean,
         delta_mean: r.comparison.delta_mean,
         p_value: r.comparison.p_value,
         verdict: r.comparison.verdict,
@@ -195,7 +236,7 @@ fn pooled(scope: &str, benches: &[(&Report, &BenchConfig)], tau: f64) -> PooledM
     let (sig, detail) = judge(&runs, tau, &format!("pooled {scope}"));
     PooledMechanism {
         scope: scope.to_string(),
-        benches: benches.iter().map(|(_, c)| format!("{} {}", c.model, c.policy.as_str())).collect(),
+        benches: benches.iter().map(|(_, c)| bench_name(c)).collect(),
         n_probes: detail.n_probes,
         conditions: detail.conditions().map(|(c, v)| (c.key().to_string(), v.clone())).collect(),
         failed: detail.failed.clone(),
@@ -204,18 +245,24 @@ fn pooled(scope: &str, benches: &[(&Report, &BenchConfig)], tau: f64) -> PooledM
     }
 }
 
-/// The config keys in which `b` differs from `a`, model and policy aside.
+/// A bench of a study in words: "mnist1d rnn_small chained".
+pub fn bench_name(c: &BenchConfig) -> String {
+    format!("{} {} {}", c.track, c.model, c.policy.as_str())
+}
+
+/// The config keys in which `b` differs from `a`, track, model and policy aside.
 fn differing(a: &BenchConfig, b: &BenchConfig) -> Vec<String> {
     let same = |c: &BenchConfig| {
-        serde_json::to_value(BenchConfig { model: String::new(), policy: Policy::OneStep, ..c.clone() }).unwrap()
+        let c = BenchConfig { track: String::new(), model: String::new(), policy: Policy::OneStep, ..c.clone() };
+        serde_json::to_value(c).unwrap()
     };
     let (va, vb) = (same(a), same(b));
     va.as_object().unwrap().keys().filter(|k| va[k.as_str()] != vb[k.as_str()]).cloned().collect()
 }
 
 /// Build the study from bench report texts: every report must carry its config and runs,
-/// share one config apart from model and policy, and no (model, policy) may repeat. Each
-/// report is embedded unchanged.
+/// share one config apart from track, model and policy, and no (track, model, policy) may
+/// repeat. Each report is embedded unchanged.
 pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
     if texts.is_empty() {
         return Err("a study needs at least one bench report".into());
@@ -236,22 +283,24 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
         let diff = differing(cfgs[0], c);
         if !diff.is_empty() {
             return Err(format!(
-                "report {} ({} {}) differs from report 1 in {}: a study compares models and policies under one config",
+                "report {} ({}) differs from report 1 in {}: a study compares tracks, models and policies under \
+                 one config",
                 i + 1,
-                c.model,
-                c.policy.as_str(),
+                bench_name(c),
                 diff.join(", ")
             ));
         }
-        if let Some(j) = cfgs[..i].iter().position(|d| d.model == c.model && d.policy == c.policy) {
-            return Err(format!("reports {} and {} are both {} {}", j + 1, i + 1, c.model, c.policy.as_str()));
+        if let Some(j) = cfgs[..i].iter().position(|d| bench_name(d) == bench_name(c)) {
+            return Err(format!("reports {} and {} are both {}", j + 1, i + 1, bench_name(c)));
         }
     }
     let tau = cfgs[0].tau;
     let pairs: Vec<(&Report, &BenchConfig)> = reports.iter().zip(cfgs.iter().copied()).collect();
-    let mut models: Vec<String> = Vec::new();
-    let mut policies: Vec<String> = Vec::new();
+    let (mut tracks, mut models, mut policies): (Vec<String>, Vec<String>, Vec<String>) = Default::default();
     for c in &cfgs {
+        if !tracks.contains(&c.track) {
+            tracks.push(c.track.clone());
+        }
         if !models.contains(&c.model) {
             models.push(c.model.clone());
         }
@@ -259,20 +308,26 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
             policies.push(c.policy.as_str().to_string());
         }
     }
-    let per_model = models
+    let pool_by = |scopes: &[String], of: fn(&BenchConfig) -> &String| -> Vec<PooledMechanism> {
+        scopes
+            .iter()
+            .map(|s| {
+                let benches: Vec<(&Report, &BenchConfig)> = pairs.iter().copied().filter(|(_, c)| of(c) == s).collect();
+                pooled(s, &benches, tau)
+            })
+            .collect()
+    };
+    let per_model = pool_by(&models, |c| &c.model);
+    let per_track = pool_by(&tracks, |c| &c.track);
+    // One frontier per track and model: the tracks' sequences differ in length.
+    let frontier = tracks
         .iter()
-        .map(|m| {
-            let of: Vec<(&Report, &BenchConfig)> = pairs.iter().copied().filter(|(_, c)| &c.model == m).collect();
-            pooled(m, &of, tau)
-        })
-        .collect();
-    let t = crate::track::by_name(&cfgs[0].track).map_or(0, |tr| tr.seq_len());
-    let frontier = models
-        .iter()
-        .filter_map(|m| {
-            let runs: Vec<RunRecord> =
-                pairs.iter().filter(|(_, c)| &c.model == m).flat_map(|(r, _)| idea_full(r)).collect();
-            crate::frontier::build(t, &runs).map(|frontier| ModelFrontier { model: m.clone(), frontier })
+        .flat_map(|t| models.iter().map(move |m| (t, m)))
+        .filter_map(|(t, m)| {
+            let of = |c: &BenchConfig| &c.track == t && &c.model == m;
+            let runs: Vec<RunRecord> = pairs.iter().filter(|(_, c)| of(c)).flat_map(|(r, _)| idea_full(r)).collect();
+            let len = crate::track::by_name(t).map_or(0, |tr| tr.seq_len());
+            crate::frontier::build(len, &runs).map(|frontier| ModelFrontier { track: t.clone(), model: m.clone(), frontier })
         })
         .collect();
     Ok(StudyReport {
@@ -283,6 +338,8 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
         pooled: pooled("all", &pairs, tau),
         per_model,
         frontier,
+        per_track,
+        tracks,
         models,
         policies,
         reports: values,

@@ -60,7 +60,8 @@ pub async fn calibrate(
     let track = track::by_name(&cfg.track).expect("validated");
     let model = model::by_name(&cfg.model, &crate::protocol::model_shape(cfg, &*track))
         .map_err(|e| EngineError::from(rdbench_core::config::ConfigError::new("model", e)))?;
-    let data = track.generate(cfg.data_seed).sweep_split(track.n_val());
+    let n_train = cfg.train_sequences().expect("validated");
+    let data = track.generate(cfg.data_seed).with_train(n_train).sweep_split(track::validation_size(n_train));
     let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
     let specs: Vec<RunSpec> = (0..runs.max(1) as u64)
         .map(|seed| RunSpec { arm: Arm::Baseline, phase: Phase::Sweep, lr: cfg.lrs[0], seed })

@@ -67,6 +67,10 @@ pub struct FusedCheck {
     /// Largest |fused - unfused| over both arms' gradients and losses and a 20-iteration
     /// reversal.
     pub max_abs_diff: f32,
+    /// The same for a classification (the mnist1d track's shape: one input, ten classes,
+    /// the cross-entropy at the last step), whose VJP takes the tensor ops on the GPU too
+    /// while its step and reversal stay fused.
+    pub classification_max_abs_diff: f32,
 }
 
 /// The idea step's checkpoint interval (reversals on 15 of every 16 steps).
@@ -109,6 +113,28 @@ async fn measure(
     Ok((launches, t0.elapsed().as_secs_f64() * 1000.0 / steps.max(1) as f64))
 }
 
+/// Largest |fused - unfused| of `model` on `batch`: both arms' gradients and losses (the idea
+/// at k = 4) and a 20-iteration reversal of a mid-sequence state.
+async fn agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f32, EngineError> {
+    let reference = model.clone().without_gpu_kernels();
+    let r = params[0].dims()[0];
+    let ks = vec![4; r];
+    let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(model), f(&reference));
+    let (dense_f, dense_u) = both(&|m| {
+        let o = dense_grads(m, params, batch);
+        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+    });
+    let (ck_f, ck_u) = both(&|m| {
+        let o = checkpointed_grads(m, params, batch, &ks, 20).into_grad_out();
+        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+    });
+    let h = crate::train::dense::hidden_states(model, params, batch);
+    let x = batch.xs[batch.t() / 2].clone();
+    let h_t = h[batch.t() / 2 + 1].clone();
+    let (rev_f, rev_u) = both(&|m| vec![m.reverse(params, h_t.clone(), x.clone(), 20)]);
+    max_diff([dense_f, ck_f, rev_f].concat().into_iter().zip([dense_u, ck_u, rev_u].concat()).collect()).await
+}
+
 /// Largest |a - b| over pairs of tensors (NaN counts as infinitely far).
 async fn max_diff(pairs: Vec<(Tensor<3>, Tensor<3>)>) -> Result<f32, EngineError> {
     let mut worst = 0f32;
@@ -133,22 +159,14 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
     let (params, _) = init_population(&model, &seeds, device);
 
     // Agreement: both arms' gradients and losses, and one reversal of a trained-looking state.
-    let ks = vec![4; population];
-    let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(&model), f(&reference));
-    let (dense_f, dense_u) = both(&|m| {
-        let o = dense_grads(m, &params, &batch);
-        [o.grads, vec![o.loss.reshape([population, 1, 1])]].concat()
-    });
-    let (ck_f, ck_u) = both(&|m| {
-        let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
-        [o.grads, vec![o.loss.reshape([population, 1, 1])]].concat()
-    });
-    let h = crate::train::dense::hidden_states(&model, &params, &batch);
-    let x = batch.xs[batch.t() / 2].clone();
-    let h_t = h[batch.t() / 2 + 1].clone();
-    let (rev_f, rev_u) = both(&|m| vec![m.reverse(&params, h_t.clone(), x.clone(), 20)]);
-    let pairs = [dense_f, ck_f, rev_f].concat().into_iter().zip([dense_u, ck_u, rev_u].concat()).collect();
-    let max_abs_diff = max_diff(pairs).await?;
+    let max_abs_diff = agreement(&model, &batch, &params).await?;
+    // The same on a classification: 32 MNIST-1D sequences of a small generated set.
+    let mnist = track::Mnist1d { args: track::mnist1d::Mnist1dArgs { num_samples: 100, ..Default::default() } };
+    let task = mnist.task();
+    let classifier = Gru::new(mnist.input_dim(), 32, mnist.output_dim()).for_task(task);
+    let c_batch = DeviceData::new(&mnist.generate(42).train, device).all(population, 32);
+    let (c_params, _) = init_population(&classifier, &seeds, device);
+    let classification_max_abs_diff = agreement(&classifier, &c_batch, &c_params).await?;
 
     let mut figures = Vec::new();
     for m in [&model, &reference] {
@@ -158,5 +176,5 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
     }
     let unfused = figures.pop().expect("two paths");
     let fused = figures.pop().expect("two paths");
-    Ok(FusedCheck { population, k: K, steps, fused, unfused, max_abs_diff })
+    Ok(FusedCheck { population, k: K, steps, fused, unfused, max_abs_diff, classification_max_abs_diff })
 }

@@ -62,6 +62,7 @@ pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelS
         output: track.output_dim(),
         rank0: cfg.rank_r0,
         rank_max: cfg.rank_max,
+        task: track.task(),
     }
 }
 
@@ -301,6 +302,8 @@ pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
 /// Work units of the whole bench under a validated `cfg` (the estimate before Run is
 /// `work_total x Calibration::ms_per_work_unit / workers`).
 pub fn work_total(cfg: &BenchConfig) -> usize {
+    let full_n = cfg.train_sequences().expect("validated");
+    let sweep_n = full_n - track::validation_size(full_n);
     ARMS.iter()
         .map(|&arm| {
             cfg.lrs.len() * cfg.n_sweep_seeds * run_work(cfg, arm, Phase::Sweep)
@@ -340,8 +343,9 @@ pub async fn run_phases(
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
 
-    let data = track.generate(cfg.data_seed);
-    let sweep = data.sweep_split(track.n_val());
+    let n_train = cfg.train_sequences().expect("validated");
+    let data = track.generate(cfg.data_seed).with_train(n_train);
+    let sweep = data.sweep_split(track::validation_size(n_train));
     let full = data.full_split();
     let device = &backend.device;
     let sweep_data = (&DeviceData::new(&sweep.train, device), &DeviceData::new(&sweep.eval, device));
@@ -383,7 +387,8 @@ pub async fn run_phases(
             .await
             .map_err(|e| scheduler.stopped(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
-        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm)).expect("validated: the lr grid is not empty");
+        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm), track.task().direction())
+            .expect("validated: the lr grid is not empty");
         runs.extend(recs);
     }
     for (i, arm) in ARMS.into_iter().enumerate() {

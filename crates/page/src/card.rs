@@ -14,13 +14,13 @@ pub use rdbench_core::stats::permutation::{min_reachable_p, pairs_needed};
 #[derive(Debug, Serialize, PartialEq, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// p < alpha and the idea's mean MSE is lower.
+    /// p < alpha and the idea's mean metric is better (lower MSE, higher accuracy).
     SignificantWin,
-    /// p < alpha and the idea's mean MSE is higher.
+    /// p < alpha and the idea's mean metric is worse.
     SignificantLoss,
-    /// Not significant; the idea's mean MSE is lower.
+    /// Not significant; the idea's mean metric is better.
     BetterNotSignificant,
-    /// Not significant; the idea's mean MSE is higher.
+    /// Not significant; the idea's mean metric is worse.
     WorseNotSignificant,
     /// No complete pair, or no difference at all.
     NoDifference,
@@ -72,10 +72,17 @@ pub struct Card {
     pub idea_wins: usize,
     /// Pairs tested.
     pub n_pairs: usize,
-    /// Baseline full-run mean MSE.
+    /// Baseline full-run mean metric.
     pub baseline_mean: Option<f64>,
-    /// Idea full-run mean MSE.
+    /// Idea full-run mean metric.
     pub idea_mean: Option<f64>,
+    /// What the means, diffs and per-seed values are: "test MSE", "test accuracy".
+    pub metric: String,
+    /// Its direction as the report spells it ("lower is better", "higher is better").
+    pub metric_direction: String,
+    /// The track's secondary figure (name, baseline mean, idea mean): the test
+    /// cross-entropy of a classification; None for a regression.
+    pub secondary: Option<(String, Option<f64>, Option<f64>)>,
     /// Wilcoxon p.
     pub wilcoxon_p: Option<f64>,
     /// d_z.
@@ -139,15 +146,18 @@ pub struct Card {
 fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome, String) {
     let c = &r.comparison;
     let n = c.n_pairs;
-    let losses = r.comparison.per_seed_diffs.iter().flatten().filter(|d| **d > 0.0).count();
+    let dir = r.direction();
+    let losses = r.comparison.per_seed_diffs.iter().flatten().filter(|d| dir.gain(**d) < 0.0).count();
     let wins = c.idea_wins;
-    let outcome = match (c.verdict, c.delta_mean) {
+    let outcome = match (c.verdict, c.delta_mean.map(|d| dir.gain(d))) {
         (Verdict::SignificantWin, _) => Outcome::SignificantWin,
         (Verdict::SignificantLoss, _) => Outcome::SignificantLoss,
-        (_, Some(d)) if d > 0.0 => Outcome::WorseNotSignificant,
-        (_, Some(d)) if d < 0.0 => Outcome::BetterNotSignificant,
+        (_, Some(g)) if g < 0.0 => Outcome::WorseNotSignificant,
+        (_, Some(g)) if g > 0.0 => Outcome::BetterNotSignificant,
         _ => Outcome::NoDifference,
     };
+    let metric = metric_of(r);
+    let (better, worse) = better_worse(dir);
     if n == 0 {
         return (outcome, "No seed has both runs finished, so nothing could be compared.".into());
     }
@@ -157,13 +167,13 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
     let mut text = match outcome {
         Outcome::SignificantWin => {
             format!(
-                "The idea had the lower test MSE on {} (Δ = {delta}) and p = {p} < α = {}.",
+                "The idea had the {better} {metric} on {} (Δ = {delta}) and p = {p} < α = {}.",
                 seeds(wins),
                 num(alpha)
             )
         }
         Outcome::SignificantLoss => format!(
-            "The idea had the higher test MSE on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
+            "The idea had the {worse} {metric} on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
             seeds(losses),
             num(alpha)
         ),
@@ -252,6 +262,19 @@ fn frontier_sentence(f: &Frontier) -> String {
     )
 }
 
+/// What `r`'s per-seed numbers are: "test MSE" or "test accuracy".
+fn metric_of(r: &Report) -> String {
+    format!("test {}", r.metric_name())
+}
+
+/// The words for a better and a worse metric value: ("lower", "higher") for an error.
+fn better_worse(dir: rdbench_core::track::Direction) -> (&'static str, &'static str) {
+    match dir {
+        rdbench_core::track::Direction::LowerIsBetter => ("lower", "higher"),
+        rdbench_core::track::Direction::HigherIsBetter => ("higher", "lower"),
+    }
+}
+
 /// The card of `r`.
 pub fn card(r: &Report) -> Card {
     let st = r.statistics.as_ref();
@@ -277,10 +300,12 @@ pub fn card(r: &Report) -> Card {
     let min_p = min_reachable_p(r.comparison.n_pairs);
     let ci = st.and_then(|s| s.delta_mean_ci95);
     let (outcome, explanation) = explain(r, alpha, min_p, ci);
+    let (better, worse) = better_worse(r.direction());
     let rule = format!(
-        "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean test MSE is lower, \
-         a loss if it is higher",
-        num(alpha)
+        "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean {} is {better}, \
+         a loss if it is {worse}",
+        num(alpha),
+        metric_of(r)
     );
     Card {
         verdict: r.comparison.verdict,
@@ -293,6 +318,13 @@ pub fn card(r: &Report) -> Card {
         n_pairs: r.comparison.n_pairs,
         baseline_mean: r.baseline.full.mean,
         idea_mean: r.idea.mean,
+        metric: metric_of(r),
+        metric_direction: r.direction().as_str().into(),
+        secondary: r
+            .task
+            .as_ref()
+            .and_then(|t| t.secondary.as_ref())
+            .map(|s| (s.name.clone(), s.baseline_mean, s.idea_mean)),
         wilcoxon_p: st.and_then(|s| s.wilcoxon.as_ref()).and_then(|w| w.p_value),
         effect_size_dz: st.and_then(|s| s.effect_size_dz),
         mechanism_confirmed: r.mechanism_signature.confirmed,
@@ -387,5 +419,53 @@ mod tests {
         assert_eq!(c.conditions[2].describe, MechanismCondition::LowDefectCosine.describe());
         assert_eq!(c.verdict, Verdict::NoSignificantWin);
         assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], "no significant win");
+    }
+
+    /// On an accuracy track a higher idea mean is the better one: the outcome, the words and
+    /// the rule follow the report's direction, and the secondary figure is carried.
+    #[test]
+    fn an_accuracy_track_reads_higher_as_better() {
+        use rdbench_core::report::{SecondaryFigure, TaskInfo};
+        let mut r = seed_report();
+        r.metric_direction = "higher is better".into();
+        r.task = Some(TaskInfo {
+            metric: "test accuracy".into(),
+            loss: "cross_entropy".into(),
+            readout: "last_step".into(),
+            classes: Some(10),
+            seq_len: 40,
+            train_sequences: 1000,
+            validation_sequences: 200,
+            test_sequences: 1000,
+            secondary: Some(SecondaryFigure {
+                name: "test cross-entropy".into(),
+                baseline_mean: Some(1.2),
+                idea_mean: Some(1.1),
+                baseline_per_seed: vec![],
+                idea_per_seed: vec![],
+            }),
+        });
+        r.comparison.per_seed_diffs = vec![Some(0.02), Some(0.01), Some(0.03), Some(0.02)];
+        r.comparison.n_pairs = 4;
+        r.comparison.idea_wins = 4;
+        r.comparison.delta_mean = Some(0.02);
+        r.comparison.p_value = Some(0.125);
+        r.comparison.verdict = Verdict::NoSignificantWin;
+        let c = card(&r);
+        assert_eq!(c.outcome, Outcome::BetterNotSignificant);
+        assert!(c.explanation.contains("won on all 4 seeds"), "{}", c.explanation);
+        assert_eq!((c.metric.as_str(), c.metric_direction.as_str()), ("test accuracy", "higher is better"));
+        assert!(c.rule.contains("mean test accuracy is higher, a loss if it is lower"), "{}", c.rule);
+        assert_eq!(c.secondary, Some(("test cross-entropy".into(), Some(1.2), Some(1.1))));
+        r.comparison.p_value = Some(0.01);
+        r.comparison.verdict = Verdict::SignificantWin;
+        assert!(card(&r).explanation.contains("The idea had the higher test accuracy"), "{}", card(&r).explanation);
+        // A negative Δ in accuracy is a loss.
+        r.comparison.delta_mean = Some(-0.02);
+        r.comparison.per_seed_diffs = vec![Some(-0.02); 4];
+        r.comparison.verdict = Verdict::NoSignificantWin;
+        r.comparison.p_value = Some(0.125);
+        assert_eq!(card(&r).outcome, Outcome::WorseNotSignificant);
+        assert!(card(&r).explanation.contains("lost on all 4 seeds"), "{}", card(&r).explanation);
     }
 }

@@ -144,8 +144,8 @@ pub fn draw_frontier<DB: DrawingBackend>(
     Ok(points)
 }
 
-/// Each model's frontier of a study in its own panel: side by side, or one above the other
-/// when `stacked` (a narrow screen).
+/// Each frontier of a study (one per track and model) in its own panel: side by side in rows
+/// of two, or one above the other when `stacked` (a narrow screen).
 pub fn draw_frontiers<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     frontiers: &[rdbench_core::study::ModelFrontier],
@@ -158,10 +158,14 @@ pub fn draw_frontiers<DB: DrawingBackend>(
         return draw_frontier(area, None, "study", s);
     }
     let n = frontiers.len();
-    let panels = if stacked { area.split_evenly((n, 1)) } else { area.split_evenly((1, n)) };
+    // Side by side in rows of two (a study over two tracks: a row per track), or one column.
+    let grid = if stacked { (n, 1) } else if n > 2 { (n.div_ceil(2), 2) } else { (1, n) };
+    let panels = area.split_evenly(grid);
+    let several_tracks = frontiers.iter().any(|f| f.track != frontiers[0].track);
     let mut points = Vec::new();
     for (panel, m) in panels.iter().zip(frontiers) {
-        points.extend(draw_frontier(panel, Some(&m.frontier), &m.model, s)?);
+        let label = if several_tracks { format!("{} {}", m.track, m.model) } else { m.model.clone() };
+        points.extend(draw_frontier(panel, Some(&m.frontier), &label, s)?);
     }
     Ok(points)
 }

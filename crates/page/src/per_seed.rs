@@ -1,6 +1,6 @@
 //! Chart 1: per-seed paired comparison (a slope chart). Each seed is a line from its
-//! baseline MSE to its idea MSE, green when the idea is lower, red when it is higher, grey
-//! when they are exactly equal.
+//! baseline metric to its idea metric, green when the idea is better (a lower MSE, a higher
+//! accuracy), red when it is worse, grey when they are exactly equal.
 
 use crate::format::{delta, exact, linear_ticks, num};
 use crate::layout::{Hover, Item, Key, TextBox, err, header, hover};
@@ -20,14 +20,16 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let idea = &r.idea.per_seed;
     let pairs: Vec<(usize, f64, f64)> =
         base.iter().zip(idea).enumerate().filter_map(|(i, (b, x))| Some((i, (*b)?, (*x)?))).collect();
-    let wins = pairs.iter().filter(|p| p.2 < p.1).count();
+    let dir = r.direction();
+    let idea_better = |p: &&(usize, f64, f64)| dir.gain(p.2 - p.1) > 0.0;
+    let wins = pairs.iter().filter(idea_better).count();
     let means = [r.baseline.full.mean, r.idea.mean];
     // Every point and both means lie inside the y range, so no line is clipped.
     let (lo, hi) = range(pairs.iter().flat_map(|&(_, b, x)| [b, x]).chain(means.iter().flatten().copied()), false);
     let lo = if pairs.iter().all(|p| p.1 >= 0.0 && p.2 >= 0.0) { lo.max(0.0) } else { lo };
 
-    // A pair's line: lower idea MSE, higher, or exactly equal (a tie is no loss).
-    let outcome = |p: &(usize, f64, f64)| p.2.total_cmp(&p.1);
+    // A pair's line: the idea better, worse, or exactly equal (a tie is no loss).
+    let outcome = |p: &(usize, f64, f64)| 0.0.total_cmp(&dir.gain(p.2 - p.1));
     let kinds = [
         ("idea better", WIN, Ordering::Less),
         ("baseline better", LOSS, Ordering::Greater),
@@ -48,7 +50,8 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     if missing > 0 {
         items.push(Item::new(Key::Note, format!("{missing} pair(s) without both metrics (a run diverged)")));
     }
-    let title = format!("Per-seed test MSE, paired: idea wins {wins}/{}", pairs.len());
+    let metric = format!("test {}", r.metric_name());
+    let title = format!("Per-seed {metric}, paired: idea wins {wins}/{}", pairs.len());
     let rest = header(area, &title, &items, s)?;
 
     let mut chart = Frame { x_labels: 22.0, ..Frame::default() }
@@ -70,7 +73,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         })
         .y_labels(crate::layout::fit(plot_h, 28.0, s))
         .y_label_formatter(&linear_ticks(lo, hi))
-        .y_desc("test MSE (lower is better)")
+        .y_desc(format!("{metric} ({})", dir.as_str()))
         .draw()
         .map_err(&e)?;
 

@@ -1,12 +1,12 @@
 //! wasm-bindgen API of the page's Study mode: the study's bench configs, the study report
-//! from the four bench reports, and its charts on a canvas (the mechanism chart, and each
+//! from the bench reports, and its charts on a canvas (the mechanism chart, and each
 //! model's frontier side by side). Each calls the crate's
 //! `rdbench_core::study`, the same functions as the CLI's `rdbench study`.
 
 use crate::study_chart as chart;
 use plotters::prelude::*;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::study::{StudyReport, bench_configs};
+use rdbench_core::study::{StudyReport, all_tracks, bench_configs};
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
@@ -14,13 +14,13 @@ fn err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
-/// The configs of the study's benches (JSON array) for a base config (JSON): every model
-/// under every policy, all else as given.
+/// The configs of the study's benches (JSON array) for a base config (JSON): every track,
+/// model and policy, all else as given; throws naming the first bench whose config is invalid.
 #[wasm_bindgen]
 pub fn study_configs(config_json: &str) -> Result<String, JsError> {
     let base: BenchConfig = serde_json::from_str(config_json).map_err(|e| err(format!("config: {e}")))?;
     base.validate().map_err(err)?;
-    serde_json::to_string(&bench_configs(&base)).map_err(err)
+    serde_json::to_string(&bench_configs(&base, &all_tracks()).map_err(err)?).map_err(err)
 }
 
 /// `study_report.json` (pretty JSON) from a JSON array of bench report texts; throws with

@@ -1,6 +1,6 @@
-//! Chart 2: the lr sweep: mean validation MSE against lr (log axes) for both arms, each
-//! arm's best lr ringed, and every sweep seed's own MSE with its min–max bar (from the
-//! report's runs, when it has them).
+//! Chart 2: the lr sweep: mean validation metric (MSE, accuracy) against lr (log axes) for
+//! both arms, each arm's best lr ringed, and every sweep seed's own metric with its min–max
+//! bar (from the report's runs, when it has them).
 
 use crate::format::{exact, tick};
 use crate::layout::{Hover, Item, Key, err, header, hover, log_log};
@@ -48,9 +48,10 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     if n_seeds > 0 {
         items.push(Item::new(Key::Line(MUTED.mix(0.9), 1.0, false), "each sweep seed, min–max bar"));
     }
-    let rest = header(area, "lr sweep: mean validation MSE", &items, s)?;
+    let metric = format!("validation {}", r.metric_name());
+    let rest = header(area, &format!("lr sweep: mean {metric}"), &items, s)?;
     // Both axes are labelled by place_labels: every grid lr, then 1-2-5 values, none touching.
-    let desc = ("learning rate", "validation MSE");
+    let desc = ("learning rate", metric.as_str());
     let mut chart = log_log(area, &rest, ((xlo, xhi), (ylo, yhi)), desc, (&lrs, &[]), s)?;
 
     let mut points = Vec::new();

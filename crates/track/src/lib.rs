@@ -1,12 +1,20 @@
 //! Tracks: the tasks a model is trained on. A track turns a `data_seed` into a fixed
-//! train/test split of sequences; every run seed sees the same data.
+//! train/test split of sequences; every run seed sees the same data. A track also says what
+//! the model is asked to do ([`Task`]: the loss, the metric and its direction, the readout).
 
+pub mod legacy_random;
+pub mod mnist1d;
 mod pendulum;
+pub mod signal;
+mod task;
 
+pub use mnist1d::Mnist1d;
 pub use pendulum::Pendulum;
+pub use task::{Direction, Task};
 
-/// A set of equal-length sequences, stored trajectory-major on the host:
-/// `x[n][t][f_in]` and `y[n][t][f_out]` flattened.
+/// A set of equal-length sequences, stored trajectory-major on the host: `x[n][t][f_in]`
+/// and the targets `y[n][s][f_out]` flattened, with `s` the task's target steps (every step
+/// of a regression; one, the class as a one-hot row, of a classification).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dataset {
     /// Number of trajectories.
@@ -15,27 +23,38 @@ pub struct Dataset {
     pub t: usize,
     /// Input features per step.
     pub f_in: usize,
-    /// Target features per step.
+    /// Target features per target step (classes, for a classification).
     pub f_out: usize,
     /// Inputs, `n * t * f_in` values.
     pub x: Vec<f32>,
-    /// Targets, `n * t * f_out` values.
+    /// Targets, `n * task.target_steps(t) * f_out` values.
     pub y: Vec<f32>,
+    /// What the targets are.
+    pub task: Task,
 }
 
 impl Dataset {
     /// Trajectories `start..start + len` as a new dataset.
     pub fn range(&self, start: usize, len: usize) -> Dataset {
         assert!(start + len <= self.n, "range {start}+{len} outside {} trajectories", self.n);
-        let (xi, yo) = (self.t * self.f_in, self.t * self.f_out);
+        let (xi, yo) = (self.t * self.f_in, self.target_steps() * self.f_out);
         Dataset {
-            n: len,
-            t: self.t,
-            f_in: self.f_in,
-            f_out: self.f_out,
             x: self.x[start * xi..(start + len) * xi].to_vec(),
             y: self.y[start * yo..(start + len) * yo].to_vec(),
+            n: len,
+            ..*self
         }
+    }
+
+    /// Target steps per sequence: T for a regression, 1 for a classification.
+    pub fn target_steps(&self) -> usize {
+        self.task.target_steps(self.t)
+    }
+
+    /// The class of each sequence (the one-hot row's index); None for a regression.
+    pub fn labels(&self) -> Option<Vec<usize>> {
+        let Task::Classification { classes } = self.task else { return None };
+        Some(self.y.chunks(classes).map(|row| row.iter().position(|&v| v == 1.0).expect("a one-hot row")).collect())
     }
 }
 
@@ -58,6 +77,12 @@ pub struct Split {
 }
 
 impl TrackData {
+    /// The first `n` train sequences (the bench's `train_size`), the test set unchanged.
+    pub fn with_train(self, n: usize) -> TrackData {
+        assert!(n <= self.train.n, "{n} train sequences asked of {}", self.train.n);
+        TrackData { train: self.train.range(0, n), test: self.test }
+    }
+
     /// Sweep split: all but the last `n_val` train trajectories, validated on those `n_val`.
     pub fn sweep_split(&self, n_val: usize) -> Split {
         let n_fit = self.train.n - n_val;
@@ -70,18 +95,34 @@ impl TrackData {
     }
 }
 
-/// A sequence-prediction task. New tracks implement this and are listed in [`TRACKS`].
+/// Sequences held out of `n_train` train sequences for validation in sweep runs: the last
+/// fifth (spec §1: 80 of 400).
+pub fn validation_size(n_train: usize) -> usize {
+    n_train / 5
+}
+
+/// A sequence task. New tracks implement this and are listed in [`TRACKS`].
 pub trait Track: Send + Sync {
     /// Input features per step.
     fn input_dim(&self) -> usize;
-    /// Target features per step.
+    /// Readout features: per step for a regression, classes for a classification.
     fn output_dim(&self) -> usize;
     /// Time steps T per trajectory.
     fn seq_len(&self) -> usize;
-    /// Train trajectories (full runs train on all of them).
+    /// Train trajectories generated (a bench may use fewer, `train_size`).
     fn n_train(&self) -> usize;
-    /// Trajectories held out of the train set for validation in sweep runs.
-    fn n_val(&self) -> usize;
+    /// Test trajectories generated (full runs are scored on all of them).
+    fn n_test(&self) -> usize;
+    /// Train trajectories a bench uses when `train_size` is 0.
+    fn default_train(&self) -> usize {
+        self.n_train()
+    }
+    /// What the model is asked to do, and how a run is scored.
+    fn task(&self) -> Task;
+    /// Largest `data_seed` the generator takes.
+    fn max_data_seed(&self) -> u64 {
+        u64::MAX
+    }
     /// Generate the fixed dataset for `data_seed`.
     fn generate(&self, data_seed: u64) -> TrackData;
 }
@@ -98,8 +139,10 @@ pub struct TrackEntry {
 }
 
 /// Every track this build knows (a new track: one file plus one line here).
-pub const TRACKS: &[TrackEntry] =
-    &[TrackEntry { name: "dynamics", label: "dynamics (damped pendulum)", build: || Box::new(Pendulum::default()) }];
+pub const TRACKS: &[TrackEntry] = &[
+    TrackEntry { name: "dynamics", label: "dynamics (damped pendulum)", build: || Box::new(Pendulum::default()) },
+    TrackEntry { name: "mnist1d", label: "mnist1d (MNIST-1D classification)", build: || Box::new(Mnist1d::default()) },
+];
 
 /// Look a track up by its config name.
 pub fn by_name(name: &str) -> Option<Box<dyn Track>> {

@@ -1,6 +1,6 @@
 //! Track `dynamics`: one-step-ahead prediction of a damped pendulum (spec §1).
 
-use crate::{Dataset, Track, TrackData};
+use crate::{Dataset, Task, Track, TrackData};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::PI;
@@ -78,7 +78,7 @@ impl Pendulum {
                 y.extend_from_slice(s);
             }
         }
-        Dataset { n, t, f_in: 2, f_out: 2, x, y }
+        Dataset { n, t, f_in: 2, f_out: 2, x, y, task: Task::Regression }
     }
 }
 
@@ -95,9 +95,11 @@ impl Track for Pendulum {
     fn n_train(&self) -> usize {
         self.n_train
     }
-    fn n_val(&self) -> usize {
-        // Spec §1: the last 80 of 400 train trajectories; scaled if n_train changes.
-        self.n_train / 5
+    fn n_test(&self) -> usize {
+        self.n_test
+    }
+    fn task(&self) -> Task {
+        Task::Regression
     }
     fn generate(&self, data_seed: u64) -> TrackData {
         // One PRNG for the whole split: train trajectories first, then test.

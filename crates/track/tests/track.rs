@@ -61,7 +61,7 @@ fn dataset_is_deterministic_shaped_and_scaled() {
         let om = a.train.x[n * 160 + 1] as f64 * PI;
         assert!(th.abs() <= 0.75 * PI && om.abs() <= 1.0, "trajectory {n}: {th} {om}");
     }
-    let sweep = a.sweep_split(p.n_val());
+    let sweep = a.sweep_split(rdbench_track::validation_size(p.n_train()));
     assert_eq!((sweep.train.n, sweep.eval.n), (320, 80));
     assert_eq!(sweep.eval.x[..], a.train.x[320 * 160..]);
     let full = a.full_split();

@@ -15,14 +15,24 @@ pub enum IntBound {
     SweepTrainSize,
     /// The track's sequence length T.
     SeqLen,
+    /// The train sequences the track generates.
+    TrackTrain,
+    /// The largest data seed the track's generator takes (and a page carries exactly).
+    DataSeed,
 }
 
 impl IntBound {
-    pub(super) fn resolve(self, track: &dyn Track) -> u64 {
+    /// The bound for `track`, with `train_size` the configured one (0: the track's default).
+    pub(super) fn resolve(self, track: &dyn Track, train_size: usize) -> u64 {
         match self {
             IntBound::Fixed(v) => v,
-            IntBound::SweepTrainSize => (track.n_train() - track.n_val()) as u64,
+            IntBound::SweepTrainSize => {
+                let n = super::train_sequences(train_size, track);
+                (n - crate::track::validation_size(n)) as u64
+            }
             IntBound::SeqLen => track.seq_len() as u64,
+            IntBound::TrackTrain => track.n_train() as u64,
+            IntBound::DataSeed => track.max_data_seed().min(MAX_DATA_SEED),
         }
     }
 }
@@ -245,13 +255,30 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         key: "track",
         label: "Track",
-        help: "The task: what the model learns to predict.",
+        help: "The task and its metric: dynamics (predict the next pendulum state every step; \
+               test MSE, lower is better) or mnist1d (classify each sequence from its last \
+               state; test accuracy, higher is better).",
         unit: "",
         kind: KnobKind::Choice(tracks),
         default: "dynamics",
         flag: "--track",
         slider: None,
-        advanced: true,
+        advanced: false,
+        run: true,
+    },
+    Knob {
+        key: "train_size",
+        label: "Training sequences",
+        help: "How many of the track's train sequences a bench trains on (the first ones; sweep \
+               runs validate on the last fifth of them). 0 = the track's default: all 400 for \
+               dynamics, 1000 of mnist1d's 4000.",
+        unit: "sequences",
+        kind: KnobKind::Int { min: 0, max: IntBound::TrackTrain },
+        default: "0",
+        flag: "--train-size",
+        // A box only: one slider range cannot fit 400 (dynamics) and 4000 (mnist1d).
+        slider: None,
+        advanced: false,
         run: true,
     },
     Knob {
@@ -322,9 +349,10 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         key: "data_seed",
         label: "Data seed",
-        help: "Seed of the dataset PRNG: every run sees the same trajectories.",
+        help: "Seed of the dataset PRNG: every run sees the same trajectories (mnist1d: the \
+               package's seed, 42 for the published set, at most 2^32 - 1).",
         unit: "",
-        kind: KnobKind::Int { min: 0, max: IntBound::Fixed(MAX_DATA_SEED) },
+        kind: KnobKind::Int { min: 0, max: IntBound::DataSeed },
         default: "0",
         flag: "--data-seed",
         slider: None,

@@ -67,6 +67,15 @@ pub struct BenchConfig {
     /// Relative loss improvement over a window below which a run gains a rank.
     #[serde(default = "default_enrich_threshold")]
     pub enrich_threshold: f64,
+    /// Train sequences a bench uses, the first of the track's; 0 = the track's default
+    /// (`Track::default_train`). Reports without it read 0: the dynamics track's 400.
+    #[serde(default)]
+    pub train_size: usize,
+}
+
+/// The train sequences `train_size` means on `track` (0: the track's default).
+pub fn train_sequences(train_size: usize, track: &dyn crate::track::Track) -> usize {
+    if train_size == 0 { track.default_train() } else { train_size }
 }
 
 /// The default of a knob added after v1 reports were written, for reading those reports.
@@ -139,17 +148,31 @@ impl BenchConfig {
             }
         }
         let Some(track) = crate::track::by_name(&self.track) else { return errors };
+        let clean = |f: &str, errors: &[ConfigError]| !errors.iter().any(|e| e.field == f);
+        // The sweep validates on the last fifth of the train sequences: at least one.
+        if (1..5).contains(&self.train_size) && clean("train_size", &errors) {
+            errors.push(ConfigError::new(
+                "train_size",
+                format!("must be 0 (the track's default) or at least 5 (got {})", self.train_size),
+            ));
+        }
+        let train_size = if clean("train_size", &errors) { self.train_size } else { 0 };
         for k in KNOBS {
-            if let KnobKind::Int { min, max: max @ (IntBound::SweepTrainSize | IntBound::SeqLen) } = k.kind {
-                let hi = max.resolve(&*track);
+            if let KnobKind::Int { min, max } = k.kind
+                && !matches!(max, IntBound::Fixed(_))
+            {
+                let hi = max.resolve(&*track, train_size.min(track.n_train()));
                 let got = v[k.key].as_u64().unwrap_or(0);
-                if got > hi && !errors.iter().any(|e| e.field == k.key) {
-                    errors.push(ConfigError::new(k.key, range_msg(min, hi, got)));
+                if got > hi && clean(k.key, &errors) {
+                    let mut m = range_msg(min, hi, got);
+                    if matches!(max, IntBound::TrackTrain | IntBound::DataSeed) {
+                        m = format!("{m}: the {} track's limit", self.track);
+                    }
+                    errors.push(ConfigError::new(k.key, m));
                 }
             }
         }
         // Limits across fields: they name the field a user would change.
-        let clean = |f: &str, errors: &[ConfigError]| !errors.iter().any(|e| e.field == f);
         if let Some(m) = crate::models::info(&self.model)
             && m.even_hidden
             && !self.hidden_size.is_multiple_of(2)
@@ -190,6 +213,17 @@ impl BenchConfig {
     /// Check every field; the first problem, if any.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.problems().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// The train sequences this config trains on (`train_size`, or the track's default).
+    /// None for an unknown track.
+    pub fn train_sequences(&self) -> Option<usize> {
+        crate::track::by_name(&self.track).map(|t| train_sequences(self.train_size, &*t))
+    }
+
+    /// The track's task (None for an unknown track).
+    pub fn task(&self) -> Option<crate::track::Task> {
+        crate::track::by_name(&self.track).map(|t| t.task())
     }
 
     /// The shortest decimal spelling of an lr, used as a report key (`"0.001"`).

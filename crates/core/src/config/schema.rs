@@ -36,6 +36,13 @@ pub const PRESETS: &[Preset] = &[
         help: "The spec's defaults: 8 paired seeds, 3 lrs x 3 sweep seeds, 15 epochs.",
         overrides: &[],
     },
+    Preset {
+        name: "mnist1d",
+        label: "MNIST-1D protocol",
+        help: "The defaults on the mnist1d track: classify MNIST-1D sequences from the last hidden \
+               state, test accuracy (higher is better), the track's default training set.",
+        overrides: &[("track", "mnist1d")],
+    },
 ];
 
 /// The page's schema: knobs, presets and defaults as JSON (served by the charts wasm).
@@ -54,7 +61,7 @@ pub fn schema() -> Value {
                 KnobKind::Int { min, max } => {
                     o["kind"] = json!("int");
                     o["min"] = json!(min);
-                    o["max"] = json!(max.resolve(&*default_track));
+                    o["max"] = json!(max.resolve(&*default_track, 0));
                 }
                 KnobKind::Float { min, max } => {
                     o["kind"] = json!("float");

@@ -39,6 +39,7 @@ fn defaults_are_the_spec_defaults() {
         rank_max: 8,
         enrich_window: 5,
         enrich_threshold: 0.05,
+        train_size: 0,
     };
     assert_eq!(BenchConfig::default(), want);
 }
@@ -158,6 +159,46 @@ fn a_config_without_the_rank_knobs_reads_with_their_defaults() {
     for k in ["rank_r0", "rank_max", "enrich_window", "enrich_threshold"] {
         v.as_object_mut().unwrap().remove(k);
     }
+    let cfg: BenchConfig = serde_json::from_value(v).unwrap();
+    assert_eq!(cfg, BenchConfig::default());
+}
+
+#[test]
+fn the_tracks_limits_follow_the_configured_track_and_train_size() {
+    use crate::track::Track;
+    // mnist1d seeds numpy's MT19937: 32 bits; dynamics takes any seed a page carries exactly.
+    let errs = parse_texts([("track", "mnist1d"), ("data_seed", "4294967296")]).unwrap_err();
+    assert_eq!(
+        errs[0].to_string(),
+        "data_seed (--data-seed): must be between 0 and 4294967295 (got 4294967296): the mnist1d track's limit"
+    );
+    assert!(parse_texts([("track", "mnist1d"), ("data_seed", "4294967295")]).is_ok());
+    assert!(parse_texts([("data_seed", "4294967296")]).is_ok());
+    // train_size: 0 (the track's default) or 5 up to the sequences the track generates.
+    let errs = parse_texts([("train_size", "401")]).unwrap_err();
+    assert_eq!(
+        errs[0].to_string(),
+        "train_size (--train-size): must be between 0 and 400 (got 401): the dynamics track's limit"
+    );
+    assert!(parse_texts([("track", "mnist1d"), ("train_size", "4000")]).is_ok());
+    let errs = parse_texts([("train_size", "3")]).unwrap_err();
+    assert!(errs[0].message.contains("0 (the track's default) or at least 5"), "{errs:?}");
+    // The batch must fit the sweep's share (the first four fifths) of the train sequences.
+    let errs = parse_texts([("train_size", "100"), ("batch_size", "81")]).unwrap_err();
+    assert_eq!((errs[0].field.as_str(), errs[0].message.as_str()), ("batch_size", "must be between 1 and 80 (got 81)"));
+    assert!(parse_texts([("track", "mnist1d"), ("batch_size", "800")]).is_ok(), "mnist1d's default 1000: 800 fit");
+    // k_max is at most the track's T (40 for mnist1d).
+    let errs = parse_texts([("track", "mnist1d"), ("k_max", "41")]).unwrap_err();
+    assert_eq!(errs[0].field, "k_max");
+    let cfg = parse_texts([("track", "mnist1d")]).unwrap();
+    assert_eq!((cfg.train_size, cfg.train_sequences()), (0, Some(crate::track::Mnist1d::default().default_train())));
+    assert_eq!(BenchConfig::default().train_sequences(), Some(400));
+}
+
+#[test]
+fn a_config_without_train_size_reads_as_the_tracks_default() {
+    let mut v = serde_json::to_value(BenchConfig::default()).unwrap();
+    v.as_object_mut().unwrap().remove("train_size");
     let cfg: BenchConfig = serde_json::from_value(v).unwrap();
     assert_eq!(cfg, BenchConfig::default());
 }

@@ -6,6 +6,7 @@ use super::*;
 use crate::mechanism;
 use crate::records::{Arm, Phase};
 use crate::stats::{self, bootstrap, permutation, wilcoxon};
+use crate::track::{Direction, Task};
 
 /// Seed of the Monte Carlo sign-flip test and of the bootstrap.
 pub const STATS_SEED: u64 = 20_240_611;
@@ -40,8 +41,8 @@ pub struct Pairs {
 }
 
 impl Pairs {
-    /// Pair seed s of `base` with seed s of `idea`.
-    pub fn new(base: &[Option<f64>], idea: &[Option<f64>]) -> Pairs {
+    /// Pair seed s of `base` with seed s of `idea`; `direction` says which diffs are wins.
+    pub fn new(base: &[Option<f64>], idea: &[Option<f64>], direction: Direction) -> Pairs {
         let mut dropped = Vec::new();
         let (mut kept_b, mut kept_x) = (Vec::new(), Vec::new());
         let diffs: Vec<Option<f64>> = base
@@ -63,7 +64,7 @@ impl Pairs {
             .collect();
         let complete: Vec<f64> = diffs.iter().flatten().copied().collect();
         Pairs {
-            idea_wins: complete.iter().filter(|&&d| d < 0.0).count(),
+            idea_wins: complete.iter().filter(|&&d| direction.gain(d) > 0.0).count(),
             delta_mean: (!complete.is_empty()).then(|| stats::mean(&kept_x) - stats::mean(&kept_b)),
             diffs,
             complete,
@@ -120,9 +121,12 @@ fn warnings(runs: &[RunRecord], pairs: &Pairs, backends: &IndexMap<String, usize
 ///
 /// Panics if `cfg.lrs` is empty (`BenchConfig::validate` rejects that).
 pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Environment>) -> Report {
+    let track = crate::track::by_name(&cfg.track);
+    let task = track.as_ref().map_or(Task::Regression, |t| t.task());
+    let direction = task.direction();
     let base_sweep = sweep_means(&cfg.lrs, &runs, Arm::Baseline);
     let idea_sweep = sweep_means(&cfg.lrs, &runs, Arm::Idea);
-    let best = [&base_sweep, &idea_sweep].map(|m| best_lr(m).expect("a validated config has an lr grid"));
+    let best = [&base_sweep, &idea_sweep].map(|m| best_lr(m, direction).expect("a validated config has an lr grid"));
 
     let per_seed = |arm: Arm| -> Vec<Option<f64>> {
         (0..cfg.n_seeds as u64).map(|s| full_run(&runs, arm, s).and_then(|r| r.metric)).collect()
@@ -130,7 +134,7 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
     let (base, idea) = (per_seed(Arm::Baseline), per_seed(Arm::Idea));
     let (base_mean, base_std) = summary(&base);
     let (idea_mean, idea_std) = summary(&idea);
-    let pairs = Pairs::new(&base, &idea);
+    let pairs = Pairs::new(&base, &idea, direction);
     let diffs = &pairs.complete;
     let (p_value, p_method) = if diffs.is_empty() {
         (None, None)
@@ -138,13 +142,13 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         let (p, m) = permutation::sign_flip_p(diffs, cfg.permutations, STATS_SEED);
         (Some(p), Some(m))
     };
-    let verdict = Verdict::decide(p_value, pairs.delta_mean, cfg.alpha);
+    let verdict = Verdict::decide(p_value, pairs.delta_mean, cfg.alpha, direction);
 
     let idea_full: Vec<RunRecord> =
         (0..cfg.n_seeds as u64).filter_map(|s| full_run(&runs, Arm::Idea, s)).cloned().collect();
     let (signature, detail) = mechanism::judge(&idea_full, cfg.tau, cfg.policy.as_str());
 
-    let t = crate::track::by_name(&cfg.track).map_or(0, |t| t.seq_len());
+    let t = track.as_ref().map_or(0, |t| t.seq_len());
     let state_bytes = (cfg.batch_size * cfg.hidden_size * 4) as f64;
     // A diverged run stopped storing states when it stopped: its mean is not comparable.
     let stored: Vec<f64> = idea_full.iter().filter(|r| !r.diverged).filter_map(|r| r.mean_stored_states).collect();
@@ -179,11 +183,12 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         dropped_pairs: pairs.dropped.clone(),
     };
 
+    let task_info = track.as_ref().map(|t| task_info(cfg, &**t, &runs));
     Report {
         bench_version: BENCH_VERSION,
         track: cfg.track.clone(),
         model: cfg.model.clone(),
-        metric_direction: "lower is better".into(),
+        metric_direction: direction.as_str().into(),
         n_seeds: cfg.n_seeds,
         baseline: Baseline {
             best_cfg: Cfg { lr: best[0] },
@@ -216,5 +221,40 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         warnings: Some(warnings),
         frontier: crate::frontier::build(t, &runs),
         runs: Some(runs),
+        task: task_info,
+    }
+}
+
+/// The report's `task`: the track's task with the bench's sizes, and the secondary figure of
+/// the full runs.
+fn task_info(cfg: &BenchConfig, track: &dyn crate::track::Track, runs: &[RunRecord]) -> TaskInfo {
+    let task = track.task();
+    let n = crate::config::train_sequences(cfg.train_size, track);
+    let secondary = task.secondary().map(|name| {
+        let per_seed = |arm: Arm| -> Vec<Option<f64>> {
+            (0..cfg.n_seeds as u64).map(|s| full_run(runs, arm, s).and_then(|r| r.secondary_metric)).collect()
+        };
+        let (b, x) = (per_seed(Arm::Baseline), per_seed(Arm::Idea));
+        SecondaryFigure {
+            name: format!("test {name}"),
+            baseline_mean: summary(&b).0,
+            idea_mean: summary(&x).0,
+            baseline_per_seed: b,
+            idea_per_seed: x,
+        }
+    });
+    TaskInfo {
+        metric: task.test_metric(),
+        loss: task.loss().into(),
+        readout: task.readout().into(),
+        classes: match task {
+            Task::Classification { classes } => Some(classes),
+            Task::Regression => None,
+        },
+        seq_len: track.seq_len(),
+        train_sequences: n,
+        validation_sequences: crate::track::validation_size(n),
+        test_sequences: track.n_test(),
+        secondary,
     }
 }

@@ -32,7 +32,8 @@ pub struct Report {
     pub track: String,
     /// Model name.
     pub model: String,
-    /// "lower is better".
+    /// The track's metric direction: "lower is better" (MSE) or "higher is better"
+    /// (accuracy).
     pub metric_direction: String,
     /// Paired seeds requested per arm.
     pub n_seeds: usize,
@@ -73,6 +74,48 @@ pub struct Report {
     /// the idea's full runs; absent when none measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontier: Option<crate::frontier::Frontier>,
+    /// The track's task: metric, loss, readout, sizes and the secondary figure. Reports
+    /// without it are of the dynamics track (test MSE, per-step MSE loss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskInfo>,
+}
+
+/// What the runs were trained and scored on (`Task` of the track, with the bench's sizes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskInfo {
+    /// "test MSE" or "test accuracy": what `per_seed`, the means and the diffs are.
+    pub metric: String,
+    /// The training loss: "mse" or "cross_entropy".
+    pub loss: String,
+    /// Where the loss reads the model out: "every_step" or "last_step".
+    pub readout: String,
+    /// Classes of a classification; null for a regression.
+    pub classes: Option<usize>,
+    /// Time steps T.
+    pub seq_len: usize,
+    /// Train sequences of the full runs (`config.train_size` resolved).
+    pub train_sequences: usize,
+    /// Of which the sweep holds out the last ones for validation.
+    pub validation_sequences: usize,
+    /// Test sequences the full runs are scored on.
+    pub test_sequences: usize,
+    /// The figure beside the metric (test cross-entropy); null for a track without one.
+    pub secondary: Option<SecondaryFigure>,
+}
+
+/// The track's secondary figure, per arm over the full runs (lower is better).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SecondaryFigure {
+    /// Its name, e.g. "test cross-entropy".
+    pub name: String,
+    /// Baseline mean; null if a full run has none (diverged).
+    pub baseline_mean: Option<f64>,
+    /// Idea mean.
+    pub idea_mean: Option<f64>,
+    /// Baseline per seed.
+    pub baseline_per_seed: Vec<Option<f64>>,
+    /// Idea per seed.
+    pub idea_per_seed: Vec<Option<f64>>,
 }
 
 /// A configuration of the sweep grid.
@@ -87,25 +130,25 @@ pub struct Cfg {
 pub struct SweepEntry {
     /// The lr.
     pub cfg: Cfg,
-    /// Mean validation MSE over the sweep seeds; null if any sweep run diverged.
+    /// Mean validation metric over the sweep seeds; null if any sweep run diverged.
     pub mean: Option<f64>,
 }
 
 /// A sweep mean keyed by lr (the idea arm's `idea_sweep`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepMean {
-    /// Mean validation MSE; null if any sweep run diverged.
+    /// Mean validation metric; null if any sweep run diverged.
     pub mean: Option<f64>,
 }
 
 /// Full runs of an arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FullSummary {
-    /// Mean test MSE; null if any full run diverged.
+    /// Mean test metric; null if any full run diverged.
     pub mean: Option<f64>,
     /// Population std (ddof 0); null if any full run diverged.
     pub std: Option<f64>,
-    /// Test MSE per seed 0..n-1; null for a diverged run.
+    /// Test metric per seed 0..n-1; null for a diverged run.
     pub per_seed: Vec<Option<f64>>,
     /// Runs.
     pub n: usize,
@@ -114,7 +157,7 @@ pub struct FullSummary {
 /// The baseline arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
-    /// lr with the lowest sweep mean.
+    /// lr with the best sweep mean.
     pub best_cfg: Cfg,
     /// Sweep means in grid order.
     pub sweep: Vec<SweepEntry>,
@@ -125,13 +168,13 @@ pub struct Baseline {
 /// The idea arm's full runs (flattened, as in the seed report).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmSummary {
-    /// lr with the lowest sweep mean.
+    /// lr with the best sweep mean.
     pub best_cfg: Cfg,
-    /// Mean test MSE; null if any full run diverged.
+    /// Mean test metric; null if any full run diverged.
     pub mean: Option<f64>,
     /// Population std (ddof 0).
     pub std: Option<f64>,
-    /// Test MSE per seed.
+    /// Test metric per seed.
     pub per_seed: Vec<Option<f64>>,
     /// Runs.
     pub n: usize,
@@ -149,7 +192,8 @@ pub struct Comparison {
     /// means stay null when one of their runs diverged (spec), this one does not, so that
     /// the verdict is judged on the same pairs as the p-value.
     pub delta_mean: Option<f64>,
-    /// Complete pairs where the idea is lower (a diverged idea run is never a win).
+    /// Complete pairs where the idea is better (lower MSE, higher accuracy; a diverged idea
+    /// run is never a win).
     pub idea_wins: usize,
     /// Pairs tested (both runs finite).
     pub n_pairs: usize,
@@ -324,6 +368,18 @@ impl Memory {
 }
 
 impl Report {
+    /// The metric's direction: the report's `metric_direction`, read as the dynamics track's
+    /// ("lower is better") when it is not one of the two spellings (validation names that).
+    pub fn direction(&self) -> crate::track::Direction {
+        crate::track::Direction::parse(&self.metric_direction).unwrap_or(crate::track::Direction::LowerIsBetter)
+    }
+
+    /// What the per-seed numbers are, without "test ": "MSE" (the dynamics track's, and any
+    /// report without `task`) or "accuracy".
+    pub fn metric_name(&self) -> &str {
+        self.task.as_ref().map_or("MSE", |t| t.metric.strip_prefix("test ").unwrap_or(&t.metric))
+    }
+
     /// Pretty JSON with the schema's key order.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("report serialises")

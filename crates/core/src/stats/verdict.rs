@@ -1,15 +1,16 @@
 //! The verdict of spec §4.8 as a type: its three spellings live here and nowhere else.
 
+use crate::track::Direction;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Outcome of the paired comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Verdict {
-    /// p < alpha and the idea's mean is lower.
+    /// p < alpha and the idea's mean is better (lower for an error, higher for an accuracy).
     #[serde(rename = "significant win")]
     SignificantWin,
-    /// p < alpha and the idea's mean is higher.
+    /// p < alpha and the idea's mean is worse.
     #[serde(rename = "significant loss")]
     SignificantLoss,
     /// Anything else (including no testable pair).
@@ -30,11 +31,12 @@ impl Verdict {
         }
     }
 
-    /// Spec §4.8: a win or loss needs p < alpha and a delta_mean of that sign.
-    pub fn decide(p_value: Option<f64>, delta_mean: Option<f64>, alpha: f64) -> Verdict {
-        match (p_value, delta_mean) {
-            (Some(p), Some(d)) if p < alpha && d < 0.0 => Verdict::SignificantWin,
-            (Some(p), Some(d)) if p < alpha && d > 0.0 => Verdict::SignificantLoss,
+    /// Spec §4.8: a win or loss needs p < alpha and a delta_mean (idea - baseline) that is
+    /// better, or worse, in the metric's `direction` (a win is a lower MSE, a higher accuracy).
+    pub fn decide(p_value: Option<f64>, delta_mean: Option<f64>, alpha: f64, direction: Direction) -> Verdict {
+        match (p_value, delta_mean.map(|d| direction.gain(d))) {
+            (Some(p), Some(g)) if p < alpha && g > 0.0 => Verdict::SignificantWin,
+            (Some(p), Some(g)) if p < alpha && g < 0.0 => Verdict::SignificantLoss,
             _ => Verdict::NoSignificantWin,
         }
     }
@@ -57,13 +59,20 @@ mod tests {
 
     #[test]
     fn decide_table() {
-        assert_eq!(Verdict::decide(Some(0.01), Some(-1.0), 0.05), Verdict::SignificantWin);
-        assert_eq!(Verdict::decide(Some(0.01), Some(1.0), 0.05), Verdict::SignificantLoss);
-        assert_eq!(Verdict::decide(Some(0.05), Some(-1.0), 0.05), Verdict::NoSignificantWin);
-        assert_eq!(Verdict::decide(Some(0.2), Some(-1.0), 0.05), Verdict::NoSignificantWin);
-        assert_eq!(Verdict::decide(Some(0.01), Some(0.0), 0.05), Verdict::NoSignificantWin);
-        assert_eq!(Verdict::decide(None, Some(-1.0), 0.05), Verdict::NoSignificantWin);
-        assert_eq!(Verdict::decide(Some(0.01), None, 0.05), Verdict::NoSignificantWin);
+        let low = Direction::LowerIsBetter;
+        assert_eq!(Verdict::decide(Some(0.01), Some(-1.0), 0.05, low), Verdict::SignificantWin);
+        assert_eq!(Verdict::decide(Some(0.01), Some(1.0), 0.05, low), Verdict::SignificantLoss);
+        assert_eq!(Verdict::decide(Some(0.05), Some(-1.0), 0.05, low), Verdict::NoSignificantWin);
+        assert_eq!(Verdict::decide(Some(0.2), Some(-1.0), 0.05, low), Verdict::NoSignificantWin);
+        assert_eq!(Verdict::decide(Some(0.01), Some(0.0), 0.05, low), Verdict::NoSignificantWin);
+        assert_eq!(Verdict::decide(None, Some(-1.0), 0.05, low), Verdict::NoSignificantWin);
+        assert_eq!(Verdict::decide(Some(0.01), None, 0.05, low), Verdict::NoSignificantWin);
+        // Higher is better: a higher idea accuracy is the win.
+        let high = Direction::HigherIsBetter;
+        assert_eq!(Verdict::decide(Some(0.01), Some(0.02), 0.05, high), Verdict::SignificantWin);
+        assert_eq!(Verdict::decide(Some(0.01), Some(-0.02), 0.05, high), Verdict::SignificantLoss);
+        assert_eq!(Verdict::decide(Some(0.01), Some(0.0), 0.05, high), Verdict::NoSignificantWin);
+        assert_eq!(Verdict::decide(Some(0.3), Some(0.02), 0.05, high), Verdict::NoSignificantWin);
     }
 
     #[test]

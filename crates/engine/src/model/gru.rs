@@ -5,10 +5,11 @@
 
 #[cfg(feature = "cube")]
 use super::cube_kernels;
-use super::{Grads, RecurrentModel, VjpStep, kernels};
+use super::{Grads, RecurrentModel, StepLoss, VjpStep, kernels};
 use burn::tensor::{Tensor, activation::sigmoid};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use rdbench_core::track::Task;
 
 /// GRU cell plus readout `p_t = h_t @ w_o + b_o`.
 #[derive(Clone, Debug)]
@@ -19,6 +20,9 @@ pub struct Gru {
     /// Whether a pass on a GPU takes the fused cubecl kernels; off, it takes the tensor ops
     /// every backend has (the reference `fused_check` measures the kernels against).
     gpu_kernels: bool,
+    /// The loss its readout trains on: the GPU's fused VJP takes a regression's only.
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))]
+    task: Task,
 }
 
 /// The parameters by name, in the model's order (`param_names`).
@@ -69,7 +73,12 @@ impl Gru {
 
     /// A GRU with `input` features, `hidden` units and `output` predicted features.
     pub fn new(input: usize, hidden: usize, output: usize) -> Self {
-        Gru { input, hidden, output, gpu_kernels: true }
+        Gru { input, hidden, output, gpu_kernels: true, task: Task::Regression }
+    }
+
+    /// The same GRU trained on `task`'s loss.
+    pub fn for_task(self, task: Task) -> Self {
+        Gru { task, ..self }
     }
 
     /// The same GRU without the fused GPU kernels (tensor ops on every device but the CPU,
@@ -81,6 +90,14 @@ impl Gru {
     /// Whether a pass on `device` takes the fused GPU kernels.
     fn on_gpu_kernels(&self, device: &burn::tensor::Device) -> bool {
         self.gpu_kernels && kernels::cube_on(device)
+    }
+
+    /// Whether a backward pass on `device` takes the fused GPU VJP: its kernel computes a
+    /// regression's squared error only, so a classification's VJP takes the tensor ops there
+    /// (its step and reversal stay fused; docs/PERF.md).
+    #[cfg(feature = "cube")]
+    fn on_gpu_vjp(&self, device: &burn::tensor::Device) -> bool {
+        self.task == Task::Regression && self.on_gpu_kernels(device)
     }
 
     /// Whether `h`'s device runs a fused step and reversal (CPU or GPU).
@@ -171,7 +188,10 @@ impl RecurrentModel for Gru {
         match grads {
             #[cfg(feature = "cube")]
             Grads::Packed { grad, params } => {
-                let VjpStep { h_prev, x, y, dh, scale } = s;
+                let VjpStep { h_prev, x, loss, dh } = s;
+                let StepLoss::Squared { y, scale } = loss else {
+                    unreachable!("the packed layout is only made for a regression (`on_gpu_vjp`)")
+                };
                 let (dh_prev, g) =
                     cube_kernels::gru_step_vjp_packed(params.clone(), h_prev, x, y, dh, scale, grad.clone());
                 *grad = g;
@@ -182,20 +202,23 @@ impl RecurrentModel for Gru {
         }
     }
 
-    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
+    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, step: &StepLoss, loss: Tensor<3>) -> Tensor<3> {
         #[cfg(feature = "cube")]
-        if self.on_gpu_kernels(&h.device()) {
+        if self.on_gpu_vjp(&h.device()) {
             // The GPU's VJP computes p - y at every step anyway and sums the squared error
             // into its packed gradient (see `grads_of`): no launch here.
-            let _ = (h, x, y);
+            let _ = (h, x, step);
             return loss;
         }
-        loss + super::squared_error(self.readout(p, h, x), y)
+        match step.sum(self.readout(p, h, x)) {
+            Some(term) => loss + term,
+            None => loss,
+        }
     }
 
     fn grad_zeros(&self, p: &[Tensor<3>]) -> Grads {
         #[cfg(feature = "cube")]
-        if self.on_gpu_kernels(&p[0].device()) {
+        if self.on_gpu_vjp(&p[0].device()) {
             let r = p[0].dims()[0];
             let grad = Tensor::zeros([r, 1, self.packed().grad_len()], &p[0].device());
             return Grads::Packed { grad, params: cube_kernels::gru_pack(p) };
@@ -223,18 +246,21 @@ impl Gru {
     /// The vector-Jacobian product in tensor ops (every backend; the reference for the fused
     /// kernel). Arguments as `RecurrentModel::step_vjp`.
     pub fn step_vjp_unfused(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
-        let VjpStep { h_prev, x, y, dh, scale } = s;
+        let VjpStep { h_prev, x, loss, dh } = s;
         super::evals::vjp(h_prev.dims()[0]);
         let Gates { r, z, n, hn } = self.gates(p, self.input_part(p, x.clone()), h_prev.clone());
         let p = Named::of(p);
         let h_new = n.clone() + z.clone() * (h_prev.clone() - n.clone());
 
-        // Loss term: scale * sum (p - y)^2 with p = h' w_o + b_o.
-        let pred = h_new.clone().matmul(p.w_o.clone()) + p.b_o.clone();
-        let dp = (pred - y).mul_scalar(2.0 * scale);
-        grads.add(W_O, h_new.swap_dims(1, 2).matmul(dp.clone()));
-        grads.add(B_O, dp.clone().sum_dim(1));
-        let dh_new = dh + dp.matmul(p.w_o.clone().swap_dims(1, 2));
+        // The step's loss term at p = h' w_o + b_o (none: h' only passes dh on).
+        let dh_new = if let StepLoss::None = loss {
+            dh
+        } else {
+            let dp = loss.grad(h_new.clone().matmul(p.w_o.clone()) + p.b_o.clone()).expect("a step with a loss");
+            grads.add(W_O, h_new.clone().swap_dims(1, 2).matmul(dp.clone()));
+            grads.add(B_O, dp.clone().sum_dim(1));
+            dh + dp.matmul(p.w_o.clone().swap_dims(1, 2))
+        };
 
         // Through h' = n + z (h - n).
         let dz = dh_new.clone() * (h_prev.clone() - n.clone());

@@ -72,15 +72,27 @@ pub trait CellKernels: Backend {
     ) -> FloatTensor<Self>;
 }
 
+/// Which loss term a fused VJP step differentiates at its readout (`StepLoss` without its
+/// tensors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadoutLoss {
+    /// None: the readout is not computed.
+    None,
+    /// `scale * sum((p - y)^2)`.
+    Squared,
+    /// `scale * sum over rows of -y . log softmax(p)`.
+    CrossEntropy,
+}
+
 /// The GRU's vector-Jacobian product on the CPU, with one tensor per gradient (the GPU
 /// packs them instead: `cube_kernels::GruCubeKernels`).
 #[backend_extension(Flex)]
 pub trait GruHostVjp: Backend {
     /// The GRU's one-step vector-Jacobian product with its readout (see
     /// `RecurrentModel::step_vjp`): re-run the step from `h_prev`, add to `grads` (w_ih, w_hh,
-    /// b_ih, b_hh, w_o, b_o, like `params`) the gradient of
-    /// `scale * sum((h' w_o + b_o - y)^2) + dh . h'`, return the gradient for `h_prev` and the
-    /// updated gradients.
+    /// b_ih, b_hh, w_o, b_o, like `params`) the gradient of `loss` at p = h' w_o + b_o against
+    /// `y` (weighted by `scale`) `+ dh . h'`, return the gradient for `h_prev` and the updated
+    /// gradients. With [`ReadoutLoss::None`] `y` is not read.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn gru_step_vjp(
         #[extension_type] params: GruTensors<Self>,
@@ -88,6 +100,7 @@ pub trait GruHostVjp: Backend {
         x: FloatTensor<Self>,
         y: FloatTensor<Self>,
         dh: FloatTensor<Self>,
+        loss: ReadoutLoss,
         scale: f32,
         #[extension_type] grads: GruTensors<Self>,
     ) -> (FloatTensor<Self>, GruTensors<Self>);
@@ -130,13 +143,21 @@ pub fn gru_step(p: [&Tensor<3>; 4], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
 /// The fused GRU vector-Jacobian product (see [`GruHostVjp::gru_step_vjp`]); `p` and
 /// `grads` in the model's order (w_ih, w_hh, b_ih, b_hh, w_o, b_o).
 pub fn gru_step_vjp(p: &[Tensor<3>], s: super::VjpStep, grads: &mut [Tensor<3>]) -> Tensor<3> {
+    use super::StepLoss;
+    let (y, loss, scale) = match s.loss {
+        // A one-value stand-in: the kernel reads no target at a step without a loss.
+        StepLoss::None => (Tensor::<3>::zeros([1, 1, 1], &s.dh.device()), ReadoutLoss::None, 0.0),
+        StepLoss::Squared { y, scale } => (y, ReadoutLoss::Squared, scale),
+        StepLoss::CrossEntropy { y, scale } => (y, ReadoutLoss::CrossEntropy, scale),
+    };
     let (dh_prev, out) = <D as GruHostVjp>::gru_step_vjp(
         GruTensors::of(p),
         s.h_prev.into_dispatch(),
         s.x.into_dispatch(),
-        s.y.into_dispatch(),
+        y.into_dispatch(),
         s.dh.into_dispatch(),
-        s.scale,
+        loss,
+        scale,
         GruTensors::of(grads),
     );
     for (slot, v) in grads.iter_mut().zip(out.into_tensors()) {
@@ -269,6 +290,32 @@ fn gates(gi: &[f32], gh: &mut [f32], hn: &mut [f32], n: usize, hid: usize) {
     }
 }
 
+/// Replace the readout `p [N, O]` (row-major) by its loss term's gradient against `y`:
+/// `2 scale (p - y)`, or `scale (softmax(p) - y)` per row (the max subtracted first).
+fn readout_grad(p: &mut [f32], y: &[f32], o: usize, loss: ReadoutLoss, scale: f32) {
+    match loss {
+        ReadoutLoss::None => p.fill(0.0),
+        ReadoutLoss::Squared => {
+            for (d, t) in p.iter_mut().zip(y) {
+                *d = 2.0 * scale * (*d - t);
+            }
+        }
+        ReadoutLoss::CrossEntropy => {
+            for (row, t) in p.chunks_exact_mut(o).zip(y.chunks_exact(o)) {
+                let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let mut sum = 0.0f32;
+                for v in row.iter_mut() {
+                    *v = fm::exp(*v - max);
+                    sum += *v;
+                }
+                for (v, t) in row.iter_mut().zip(t) {
+                    *v = scale * (*v / sum - t);
+                }
+            }
+        }
+    }
+}
+
 /// A population's GRU cell weights as host values, with its sizes: what every GRU kernel
 /// unpacks first.
 struct Cell {
@@ -387,6 +434,7 @@ impl GruHostVjp for Flex {
         x: FlexTensor,
         y: FlexTensor,
         dh: FlexTensor,
+        loss: ReadoutLoss,
         scale: f32,
         grads: GruTensors<Self>,
     ) -> (FlexTensor, GruTensors<Self>) {
@@ -395,7 +443,8 @@ impl GruHostVjp for Flex {
         let (w_o, [_, _, o]) = values(params.w_o);
         let b_o = values(params.b_o).0;
         let (h_prev, [_, n, _]) = values(h_prev);
-        let (x, y, dh) = (values(x).0, values(y).0, values(dh).0);
+        let (x, dh) = (values(x).0, values(dh).0);
+        let y = (loss != ReadoutLoss::None).then(|| values(y).0);
         let (mut g_w_ih, d0) = values(grads.w_ih);
         let (mut g_w_hh, d1) = values(grads.w_hh);
         let (mut g_b_ih, d2) = values(grads.b_ih);
@@ -421,15 +470,15 @@ impl GruHostVjp for Flex {
                     h_new[row * hid + j] = nn + z * (hp[row * hid + j] - nn);
                 }
             }
-            // Readout p = h' w_o + b_o and its loss term: dp = 2 scale (p - y).
-            affine(&mut dp, &h_new, wo, run_of(&b_o, run, o), n, hid, o);
-            for (d, t) in dp.iter_mut().zip(run_of(&y, run, n * o)) {
-                *d = 2.0 * scale * (*d - t);
-            }
-            mm(run_of_mut(&mut g_w_o, run, hid * o), true, hid, o, n, Mat::t(&h_new, hid), Mat::rows(&dp, o));
-            add_col_sums(run_of_mut(&mut g_b_o, run, o), &dp, o);
             dh_new.copy_from_slice(run_of(&dh, run, n * hid));
-            mm(&mut dh_new, true, n, hid, o, Mat::rows(&dp, o), Mat::t(wo, o));
+            if let Some(y) = &y {
+                // Readout p = h' w_o + b_o and its loss term's gradient dp.
+                affine(&mut dp, &h_new, wo, run_of(&b_o, run, o), n, hid, o);
+                readout_grad(&mut dp, run_of(y, run, n * o), o, loss, scale);
+                mm(run_of_mut(&mut g_w_o, run, hid * o), true, hid, o, n, Mat::t(&h_new, hid), Mat::rows(&dp, o));
+                add_col_sums(run_of_mut(&mut g_b_o, run, o), &dp, o);
+                mm(&mut dh_new, true, n, hid, o, Mat::rows(&dp, o), Mat::t(wo, o));
+            }
             // Through h' = n + z (h - n) and the gates.
             let dhp = run_of_mut(&mut dh_prev, run, n * hid);
             for row in 0..n {
@@ -473,7 +522,7 @@ impl GruHostVjp for Flex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Grads, Gru, RecurrentModel, VjpStep};
+    use crate::model::{Grads, Gru, RecurrentModel, StepLoss, VjpStep};
     use burn::tensor::Distribution;
 
     fn vals(t: Tensor<3>) -> Vec<f32> {
@@ -520,13 +569,45 @@ mod tests {
         assert_close(gru.step_unfused(&p, h.clone(), x.clone()), gru.step(&p, h.clone(), x.clone()), 1e-5, "step");
         let start: Vec<Tensor<3>> = p.iter().map(|t| t.clone().mul_scalar(0.1)).collect();
         let (mut want_g, mut got_g) = (Grads::PerParam(start.clone()), Grads::PerParam(start));
-        let step = || VjpStep { h_prev: h.clone(), x: x.clone(), y: y.clone(), dh: dh.clone(), scale: 0.37 };
+        let step = || VjpStep { h_prev: h.clone(), x: x.clone(), loss: squared(y.clone()), dh: dh.clone() };
         let want = gru.step_vjp_unfused(&p, step(), &mut want_g);
         let got = gru.step_vjp(&p, step(), &mut got_g);
         assert_close(want, got, 1e-5, "dh_prev");
         let (Grads::PerParam(want_g), Grads::PerParam(got_g)) = (want_g, got_g) else { unreachable!("CPU layout") };
         for (i, (w, g)) in want_g.into_iter().zip(got_g).enumerate() {
             assert_close(w, g, 1e-5, gru.param_names()[i]);
+        }
+    }
+
+    fn squared(y: Tensor<3>) -> StepLoss {
+        StepLoss::Squared { y, scale: 0.37 }
+    }
+
+    /// The classification's two kinds of step: the cross-entropy at the last one, and no loss
+    /// before it; the fused VJP equals the tensor ops for both.
+    #[test]
+    fn fused_gru_vjp_takes_the_cross_entropy_and_no_loss() {
+        let (gru, p, [h, x, y, dh]) = setup(3);
+        // One-hot rows of 3 classes (row i is class i mod 3), logits from the setup's readout.
+        let [r, n, o] = y.dims();
+        let onehot: Vec<f32> = (0..r * n * o).map(|i| if (i / o) % o == i % o { 1.0 } else { 0.0 }).collect();
+        let y1 = Tensor::<3>::from_data(TensorData::new(onehot, [r, n, o]), &y.device());
+        for (what, loss) in
+            [("cross-entropy", StepLoss::CrossEntropy { y: y1, scale: 0.2 }), ("no loss", StepLoss::None)]
+        {
+            let start: Vec<Tensor<3>> = p.iter().map(|t| t.clone().mul_scalar(0.1)).collect();
+            let (mut want_g, mut got_g) = (Grads::PerParam(start.clone()), Grads::PerParam(start));
+            let step = || VjpStep { h_prev: h.clone(), x: x.clone(), loss: loss.clone(), dh: dh.clone() };
+            assert_close(
+                gru.step_vjp_unfused(&p, step(), &mut want_g),
+                gru.step_vjp(&p, step(), &mut got_g),
+                1e-5,
+                "dh",
+            );
+            let (Grads::PerParam(want_g), Grads::PerParam(got_g)) = (want_g, got_g) else { unreachable!("CPU layout") };
+            for (i, (w, g)) in want_g.into_iter().zip(got_g).enumerate() {
+                assert_close(w, g, 1e-5, &format!("{what}: {}", gru.param_names()[i]));
+            }
         }
     }
 }

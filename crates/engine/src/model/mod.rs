@@ -11,14 +11,17 @@ pub mod evals;
 mod fast_math;
 mod gru;
 pub mod kernels;
+pub mod loss;
 mod rev_ode;
 
 pub use gru::Gru;
+pub use loss::{StepLoss, squared_error};
 pub use rev_ode::RevOde;
 
 use burn::tensor::Tensor;
 use rand_chacha::ChaCha8Rng;
 use rdbench_core::models::MODELS;
+use rdbench_core::track::Task;
 
 /// Sizes a model is built for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,12 +30,15 @@ pub struct ModelShape {
     pub input: usize,
     /// Hidden units H.
     pub hidden: usize,
-    /// Predicted features.
+    /// Readout features (per step, or classes).
     pub output: usize,
     /// Starting rank r0 (models with a rank, spec §7).
     pub rank0: usize,
     /// Largest rank r_max.
     pub rank_max: usize,
+    /// What the readout is for: a regression's next-step prediction or a classification's
+    /// logits (rev_ode_small's readout is residual only for the former).
+    pub task: Task,
 }
 
 /// Builds a model for a shape, or says why that shape does not fit it.
@@ -40,7 +46,7 @@ type Build = fn(&ModelShape) -> Result<Box<dyn RecurrentModel>, String>;
 
 /// How each model of the registry (`rdbench_core::models::MODELS`) is built, by name.
 const BUILDERS: &[(&str, Build)] = &[
-    ("rnn_small", |s| Ok(Box::new(Gru::new(s.input, s.hidden, s.output)))),
+    ("rnn_small", |s| Ok(Box::new(Gru::new(s.input, s.hidden, s.output).for_task(s.task)))),
     ("rev_ode_small", |s| Ok(Box::new(RevOde::new(s)?))),
 ];
 
@@ -63,10 +69,13 @@ pub trait RecurrentModel: Send + Sync {
     fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3>;
     /// Reconstruct h_{t-1} from h_t and x_t without using h_{t-1} (spec §5).
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, iters: usize) -> Tensor<3>;
-    /// `loss + sum((p_t - y)^2)` per run (`loss [R, 1, 1]`, the sum over rows and features):
-    /// one step's term of the training loss, from h_t.
-    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, y: Tensor<3>, loss: Tensor<3>) -> Tensor<3> {
-        loss + squared_error(self.readout(p, h, x), y)
+    /// `loss` plus one step's unweighted term of the training loss (per run, `[R, 1, 1]`: the
+    /// sum over rows of `step`'s loss at the readout of h_t); `loss` itself at a step without one.
+    fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, step: &StepLoss, loss: Tensor<3>) -> Tensor<3> {
+        if matches!(step, StepLoss::None) {
+            return loss;
+        }
+        loss + step.sum(self.readout(p, h, x)).expect("a step with a loss")
     }
     /// What a backward pass carries through [`step_vjp`](Self::step_vjp), starting at a zero
     /// gradient: one zero tensor per parameter, unless the model keeps another layout on this
@@ -75,9 +84,9 @@ pub trait RecurrentModel: Send + Sync {
         Grads::PerParam(zeros_like_each(p))
     }
     /// The parameter gradients (in [`Params`] order) a pass's accumulator holds at its end,
-    /// and the pass's summed squared error `[R, 1, 1]`: `loss`, what
-    /// [`add_loss`](Self::add_loss) summed in the forward pass, unless the backward pass
-    /// summed it itself (the packed layout).
+    /// and the pass's summed loss `[R, 1, 1]`: `loss`, what [`add_loss`](Self::add_loss)
+    /// summed in the forward pass, unless the backward pass summed it itself (the packed
+    /// layout).
     fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
         match acc {
             Grads::PerParam(g) => (g, loss),
@@ -85,8 +94,8 @@ pub trait RecurrentModel: Send + Sync {
         }
     }
     /// Re-run step `s` from its `h_prev` to h_t', add to `grads` the parameter gradient of
-    /// `s.scale * sum((p_t - y)^2) + s.dh . h_t'`, and return its gradient with respect to
-    /// `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
+    /// `s.loss` (weighted, at the readout of h_t') `+ s.dh . h_t'`, and return its gradient with
+    /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
     /// `(r0, r_max)` for a model whose low-rank maps grow by enrichment (spec §7); None for
     /// a model without a rank (the rank knobs then change nothing).
@@ -104,12 +113,10 @@ pub struct VjpStep {
     pub h_prev: Tensor<3>,
     /// x_t `[R, B, F]`.
     pub x: Tensor<3>,
-    /// The step's target y_t `[R, B, O]`.
-    pub y: Tensor<3>,
+    /// The step's loss term (its target and weight), or none.
+    pub loss: StepLoss,
     /// The gradient flowing into h_t from the later steps.
     pub dh: Tensor<3>,
-    /// The loss term's weight (1 / the loss's element count).
-    pub scale: f32,
 }
 
 /// A backward pass's gradient, in the layout the model keeps on its device.
@@ -117,9 +124,9 @@ pub struct VjpStep {
 pub enum Grads {
     /// One tensor per parameter, in [`Params`] order.
     PerParam(Vec<Tensor<3>>),
-    /// The GRU's layout on a GPU (`cube_kernels`): the gradient with the pass's summed
-    /// squared error in one `[R, 1, P + 1]` tensor, and the parameters packed once per pass,
-    /// so that each VJP kernel binds one buffer for each.
+    /// The GRU's layout on a GPU (`cube_kernels`, regression only): the gradient with the
+    /// pass's summed squared error in one `[R, 1, P + 1]` tensor, and the parameters packed
+    /// once per pass, so that each VJP kernel binds one buffer for each.
     Packed {
         /// `[R, 1, P + 1]`: the packed gradient, then the summed squared error.
         grad: Tensor<3>,
@@ -142,11 +149,6 @@ impl Grads {
         let g = &mut self.per_param()[i];
         *g = g.clone() + delta;
     }
-}
-
-/// Per-run sum of squared errors `[R, 1, 1]` of predictions `pred` against `y` (`[R, N, O]`).
-pub fn squared_error(pred: Tensor<3>, y: Tensor<3>) -> Tensor<3> {
-    (pred - y).square().sum_dim(2).sum_dim(1)
 }
 
 /// One zero tensor shaped like each of `p` (a gradient in the parameters' own layout).

@@ -3,7 +3,8 @@
 //! h = [a; b] with halves of H/2. One step is two additive couplings,
 //! a' = a + F(b, x), b' = b + G(a', x), with F(b, x) = c tanh(U_F (V_F^T b) + W_F x + d_F)
 //! (G likewise), so its inverse is algebraic: b = b' - G(a', x), a = a' - F(b, x). The
-//! readout is residual, p_t = x_t + W_o h_t + b_o.
+//! readout of a regression is residual, p_t = x_t + W_o h_t + b_o (the next state is the
+//! input plus a change); a classification reads logits W_o h_T + b_o.
 //!
 //! Layout (row vectors, like the GRU's transposed weights): `b @ v_f` is V_F^T b, and
 //! `u_f` is U_F^T, `[r_max, H/2]`, so U_F's columns are `u_f`'s rows. A run's rank r is its
@@ -14,10 +15,11 @@
 //! at that moment, and its V column is the random one drawn at initialisation (its gradient
 //! was zero while the U column was masked).
 
-use super::{Grads, ModelShape, RecurrentModel, VjpStep};
+use super::{Grads, ModelShape, RecurrentModel, StepLoss, VjpStep};
 use burn::tensor::{Tensor, TensorData};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use rdbench_core::track::Task;
 
 /// Step size c of the two couplings (spec §7).
 pub const STEP: f32 = 0.25;
@@ -42,6 +44,8 @@ pub struct RevOde {
     output: usize,
     rank0: usize,
     rank_max: usize,
+    /// Whether the readout adds x_t (a regression's).
+    residual: bool,
 }
 
 /// One coupling's intermediate values, kept for the vector-Jacobian product.
@@ -53,15 +57,16 @@ struct Coupling {
 }
 
 impl RevOde {
-    /// A reversible ODE cell. `hidden` must be even (two halves) and `input == output` (the
-    /// readout adds x_t): the config check reports an odd hidden size before a model is built;
-    /// the constructor checks again for code that builds one directly.
+    /// A reversible ODE cell. `hidden` must be even (two halves) and, for a regression,
+    /// `input == output` (the readout adds x_t): the config check reports an odd hidden size
+    /// before a model is built; the constructor checks again for code that builds one directly.
     pub fn new(shape: &ModelShape) -> Result<Self, String> {
-        let ModelShape { input, hidden, output, rank0, rank_max } = *shape;
+        let ModelShape { input, hidden, output, rank0, rank_max, task } = *shape;
         if hidden < 2 || !hidden.is_multiple_of(2) {
             return Err(format!("rev_ode_small needs an even hidden size of at least 2 (got {hidden})"));
         }
-        if input != output {
+        let residual = task == Task::Regression;
+        if residual && input != output {
             return Err(format!(
                 "rev_ode_small's residual readout needs as many outputs as inputs (got {input} in, {output} out)"
             ));
@@ -69,7 +74,7 @@ impl RevOde {
         if rank0 < 1 || rank0 > rank_max {
             return Err(format!("rev_ode_small needs 1 <= r0 <= r_max (got r0 {rank0}, r_max {rank_max})"));
         }
-        Ok(RevOde { input, hidden, output, rank0, rank_max })
+        Ok(RevOde { input, hidden, output, rank0, rank_max, residual })
     }
 
     fn half(&self) -> usize {
@@ -146,7 +151,10 @@ impl RecurrentModel for RevOde {
     }
 
     fn readout(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> Tensor<3> {
-        x + h.matmul(p[W_O].clone()) + p[B_O].clone()
+        // (x + h W_o) + b_o: the residual sum in the order the regression always used, so its
+        // numbers round as before.
+        let hw = h.matmul(p[W_O].clone());
+        if self.residual { x + hw + p[B_O].clone() } else { hw + p[B_O].clone() }
     }
 
     fn reverse(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, _iters: usize) -> Tensor<3> {
@@ -160,7 +168,7 @@ impl RecurrentModel for RevOde {
     }
 
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
-        let VjpStep { h_prev, x, y, dh, scale } = s;
+        let VjpStep { h_prev, x, loss, dh } = s;
         super::evals::vjp(h_prev.dims()[0]);
         let hh = self.half();
         let (a, b) = (h_prev.clone().narrow(2, 0, hh), h_prev.narrow(2, hh, hh));
@@ -170,12 +178,15 @@ impl RecurrentModel for RevOde {
         let b2 = b.clone() + cg.th.clone().mul_scalar(STEP);
         let h_new = Tensor::cat(vec![a2.clone(), b2], 2);
 
-        // Loss term: scale * sum (p - y)^2 with p = x + h' w_o + b_o.
-        let pred = x.clone() + h_new.clone().matmul(p[W_O].clone()) + p[B_O].clone();
-        let dp = (pred - y).mul_scalar(2.0 * scale);
-        grads.add(W_O, h_new.swap_dims(1, 2).matmul(dp.clone()));
-        grads.add(B_O, dp.clone().sum_dim(1));
-        let dh_new = dh + dp.matmul(p[W_O].clone().swap_dims(1, 2));
+        // The step's loss term at the readout (x takes no gradient: it is data).
+        let dh_new = if let StepLoss::None = loss {
+            dh
+        } else {
+            let dp = loss.grad(self.readout(p, h_new.clone(), x.clone())).expect("a step with a loss");
+            grads.add(W_O, h_new.swap_dims(1, 2).matmul(dp.clone()));
+            grads.add(B_O, dp.clone().sum_dim(1));
+            dh + dp.matmul(p[W_O].clone().swap_dims(1, 2))
+        };
         let (da2, db2) = (dh_new.clone().narrow(2, 0, hh), dh_new.narrow(2, hh, hh));
 
         // b' = b + G(a'): b passes db' through, a' gets G's input gradient.

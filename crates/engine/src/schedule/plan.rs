@@ -35,7 +35,6 @@ pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, 
     let [r, _, _] = params[0].dims();
     let t_len = batch.t();
     let device = params[0].device();
-    let scale = batch.mse_scale();
     let before = evals::so_far();
 
     let mut store: Vec<Option<Tensor<3>>> = (0..=t_len).map(|_| None).collect();
@@ -61,7 +60,7 @@ pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, 
                 h = model.step(params, h, x.clone());
                 cur += 1;
                 if cur > loss_steps {
-                    loss = model.add_loss(params, h.clone(), x, batch.ys[cur - 1].clone(), loss);
+                    loss = model.add_loss(params, h.clone(), x, &batch.loss_at(cur), loss);
                     loss_steps = cur;
                 }
             }
@@ -76,17 +75,17 @@ pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, 
             }
             Action::Vjp => {
                 assert_eq!(cur + 1, next_vjp, "VJP of step {} while step {next_vjp} is next", cur + 1);
-                let (x, y) = (batch.xs[cur].clone(), batch.ys[cur].clone());
-                dh = model.step_vjp(params, VjpStep { h_prev: h.clone(), x, y, dh, scale }, &mut grads);
+                let (x, loss) = (batch.xs[cur].clone(), batch.loss_at(cur + 1));
+                dh = model.step_vjp(params, VjpStep { h_prev: h.clone(), x, loss, dh }, &mut grads);
                 next_vjp -= 1;
             }
         }
     }
     assert_eq!(next_vjp, 0, "the plan stopped before the VJP of step {next_vjp}");
     let spent = evals::so_far() - before;
-    // A packed gradient sums the squared error in its VJPs, so its loss is always complete.
+    // A packed gradient sums the loss in its VJPs, so its loss is always complete.
     let packed = matches!(grads, Grads::Packed { .. });
     let (grads, loss) = model.grads_of(grads, loss);
-    let loss = (loss_steps == t_len || packed).then(|| loss.mul_scalar(scale).reshape([r]));
+    let loss = (loss_steps == t_len || packed).then(|| loss.mul_scalar(batch.loss_scale()).reshape([r]));
     Pass { grads, loss, counts: vec![Counts::per_run(peak, spent, r); r] }
 }

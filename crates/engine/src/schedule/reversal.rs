@@ -91,7 +91,6 @@ fn walk(
     assert_eq!(ks.len(), r, "one interval per run");
     let t_len = batch.t();
     let device = params[0].device();
-    let scale = batch.mse_scale();
     let before = evals::so_far();
     let vjps = chains.as_ref().is_none_or(|c| c.gradient);
     let runs_at = |s: usize| -> Vec<usize> { (0..r).filter(|&i| is_checkpoint(s, t_len, ks[i])).collect() };
@@ -103,11 +102,11 @@ fn walk(
     // States held per run, counted from what is actually stored.
     let mut stored_states = vec![1usize; r];
     stored[0] = Some(Stored { runs: (0..r).collect(), h: h.clone() });
-    for (i, (x, y)) in batch.xs.iter().zip(&batch.ys).enumerate() {
+    for (i, x) in batch.xs.iter().enumerate() {
         let t = i + 1;
         h = model.step(params, h, x.clone());
         if vjps {
-            loss = model.add_loss(params, h.clone(), x.clone(), y.clone(), loss);
+            loss = model.add_loss(params, h.clone(), x.clone(), &batch.loss_at(t), loss);
         }
         let runs = runs_at(t);
         if !runs.is_empty() {
@@ -151,7 +150,7 @@ fn walk(
             n_chains += 1;
         }
         if let Some(g) = grads.as_mut() {
-            let step = VjpStep { h_prev: h_prev.clone(), x, y: batch.ys[t - 1].clone(), dh, scale };
+            let step = VjpStep { h_prev: h_prev.clone(), x, loss: batch.loss_at(t), dh };
             dh = model.step_vjp(params, step, g);
         }
         h_cur = h_prev;
@@ -168,7 +167,7 @@ fn walk(
             ..Counts::per_run(stored_states[i], Evals { reversal: 0, ..spent }, r)
         })
         .collect();
-    (Some(Pass { grads, loss: Some(loss.mul_scalar(scale).reshape([r])), counts }), chained)
+    (Some(Pass { grads, loss: Some(loss.mul_scalar(batch.loss_scale()).reshape([r])), counts }), chained)
 }
 
 /// The population's rows for one time step: run i's from `s` where it stored a checkpoint,

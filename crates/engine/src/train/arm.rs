@@ -17,7 +17,7 @@ pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 pub struct GradOut {
     /// One gradient per parameter, `[R, ..]`, on the parameters' (non-autodiff) device.
     pub grads: Vec<Tensor<3>>,
-    /// Per-run MSE, `[R]`.
+    /// Per-run training loss (the track's: MSE or mean cross-entropy), `[R]`.
     pub loss: Tensor<1>,
 }
 

@@ -1,11 +1,13 @@
 //! Minibatches of a population: every run draws its own trajectories.
 
+use crate::model::StepLoss;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use rdbench_core::track::Dataset;
+use rdbench_core::track::{Dataset, Task};
 
-/// A dataset uploaded once to the device, `[N, T, F]`.
+/// A dataset uploaded once to the device: inputs `[N, T, F]`, targets `[N, S, O]` (S target
+/// steps: T, or 1 for a classification's one-hot class).
 pub struct DeviceData {
     x: Tensor<3>,
     y: Tensor<3>,
@@ -13,6 +15,8 @@ pub struct DeviceData {
     pub n: usize,
     /// Time steps.
     pub t: usize,
+    /// What the targets are, and so the loss.
+    pub task: Task,
 }
 
 impl DeviceData {
@@ -20,9 +24,10 @@ impl DeviceData {
     pub fn new(data: &Dataset, device: &Device) -> Self {
         DeviceData {
             x: Tensor::from_data(TensorData::new(data.x.clone(), [data.n, data.t, data.f_in]), device),
-            y: Tensor::from_data(TensorData::new(data.y.clone(), [data.n, data.t, data.f_out]), device),
+            y: Tensor::from_data(TensorData::new(data.y.clone(), [data.n, data.target_steps(), data.f_out]), device),
             n: data.n,
             t: data.t,
+            task: data.task,
         }
     }
 
@@ -40,12 +45,12 @@ impl DeviceData {
         };
         let x = time_major(&self.x);
         let y = time_major(&self.y);
-        let [_, t, _, fo] = y.dims();
+        let [_, s, _, fo] = y.dims();
         let steps = |a: Tensor<4>| -> Vec<Tensor<3>> {
             let [_, _, _, f] = a.dims();
             a.split(1, 1).into_iter().map(|s| s.reshape([r, b, f])).collect()
         };
-        Batch { y_all: y.clone().reshape([r, t * b, fo]), xs: steps(x), ys: steps(y), b }
+        Batch { y_all: y.clone().reshape([r, s * b, fo]), xs: steps(x), ys: steps(y), b, task: self.task }
     }
 
     /// Every trajectory, for every one of `runs` runs (evaluation and probe batches).
@@ -70,12 +75,15 @@ pub fn rows(t: &Tensor<3>, runs: &[usize]) -> Tensor<3> {
 pub struct Batch {
     /// Inputs per step, `T` tensors `[R, B, F_in]`.
     pub xs: Vec<Tensor<3>>,
-    /// Targets per step, `T` tensors `[R, B, F_out]`.
+    /// Targets per target step, `S` tensors `[R, B, F_out]` (S = T for a regression, 1 for a
+    /// classification: the one-hot class, read out at the last step).
     pub ys: Vec<Tensor<3>>,
-    /// All targets, time-major `[R, T * B, F_out]`.
+    /// All targets, time-major `[R, S * B, F_out]`.
     pub y_all: Tensor<3>,
     /// Batch size B.
     pub b: usize,
+    /// The track's task: where the loss sits and what it is.
+    pub task: Task,
 }
 
 impl Batch {
@@ -96,10 +104,25 @@ impl Batch {
         self.xs.len()
     }
 
-    /// `1 / (B * T * F_out)`: the MSE's normalisation.
-    pub fn mse_scale(&self) -> f32 {
-        let [_, tb, f] = self.y_all.dims();
-        1.0 / (tb * f) as f32
+    /// The loss's normalisation: `1 / (B * T * F_out)` for the MSE, `1 / B` for the
+    /// cross-entropy (a mean over sequences).
+    pub fn loss_scale(&self) -> f32 {
+        let [_, sb, f] = self.y_all.dims();
+        match self.task {
+            Task::Regression => 1.0 / (sb * f) as f32,
+            Task::Classification { .. } => 1.0 / self.b as f32,
+        }
+    }
+
+    /// The loss term of step `t` (1-based): every step's squared error for a regression,
+    /// the cross-entropy at step T alone for a classification.
+    pub fn loss_at(&self, t: usize) -> StepLoss {
+        let scale = self.loss_scale();
+        match self.task {
+            Task::Regression => StepLoss::of(self.task, self.ys[t - 1].clone(), scale),
+            Task::Classification { .. } if t == self.t() => StepLoss::of(self.task, self.ys[0].clone(), scale),
+            Task::Classification { .. } => StepLoss::None,
+        }
     }
 }
 

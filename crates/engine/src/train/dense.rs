@@ -5,9 +5,11 @@
 use super::arm::{GradOut, GradientRule, LocalFuture, RunExtras};
 use super::batch::{Batch, DeviceData};
 use crate::error::EngineError;
-use crate::model::{RecurrentModel, squared_error};
+use crate::model::RecurrentModel;
+use crate::model::loss::{row_cross_entropy, task_loss};
 use crate::schedule::Schedule;
 use burn::tensor::Tensor;
+use rdbench_core::track::Task;
 
 /// The baseline arm's rule: dense BPTT, nothing before epochs, no extras.
 pub struct DenseRule;
@@ -53,59 +55,89 @@ pub fn dense_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Bat
 pub fn autodiff_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {
     let leaves: Vec<Tensor<3>> = params.iter().map(|p| p.clone().autodiff().require_grad()).collect();
     let [r, _, _] = params[0].dims();
-    let device = leaves[0].device();
-    let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device);
-    let mut preds = Vec::with_capacity(batch.t());
-    for x in &batch.xs {
-        h = model.step(&leaves, h, x.clone());
-        preds.push(model.readout(&leaves, h.clone(), x.clone()));
-    }
-    // [R, T*B, F] time-major, matching batch.y_all.
-    let pred = Tensor::cat(preds, 1);
-    let per_run = squared_error(pred, batch.y_all.clone()).mul_scalar(batch.mse_scale());
+    let pred = predictions(model, &leaves, batch);
+    let per_run = task_loss(batch.task, pred, batch.y_all.clone()).mul_scalar(batch.loss_scale());
     // Runs are independent, so the gradient of the sum is each run's own gradient.
     let g = per_run.clone().sum().backward();
     let grads = leaves.iter().map(|p| p.grad(&g).expect("every parameter takes part in the loss")).collect();
     GradOut { grads, loss: per_run.inner().reshape([r]) }
 }
 
-/// Predictions `[R, T * B, F_out]` (time-major, like `batch.y_all`) of a forward pass.
+/// The readouts the loss reads, `[R, S * B, F_out]` (time-major, like `batch.y_all`): every
+/// step's for a regression, the last step's for a classification.
 fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<3> {
     let [r, _, _] = params[0].dims();
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &params[0].device());
     let mut preds = Vec::with_capacity(batch.t());
-    for x in &batch.xs {
+    let every_step = batch.task == Task::Regression;
+    for (i, x) in batch.xs.iter().enumerate() {
         h = model.step(params, h, x.clone());
-        preds.push(model.readout(params, h.clone(), x.clone()));
+        if every_step || i + 1 == batch.t() {
+            preds.push(model.readout(params, h.clone(), x.clone()));
+        }
     }
     Tensor::cat(preds, 1)
 }
 
-/// Per-run MSE of `params` on `batch` (no gradient), summed on the device in f32.
-pub fn mse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<1> {
+/// Per-run training loss of `params` on `batch` (no gradient), summed on the device in f32:
+/// the MSE, or the mean cross-entropy.
+pub fn mean_loss(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<1> {
     let [r, _, _] = params[0].dims();
-    squared_error(predictions(model, params, batch), batch.y_all.clone()).mul_scalar(batch.mse_scale()).reshape([r])
+    task_loss(batch.task, predictions(model, params, batch), batch.y_all.clone())
+        .mul_scalar(batch.loss_scale())
+        .reshape([r])
 }
 
-/// Per-run, per-trajectory sum of squared errors `[R, B]`: few enough terms each that f32
-/// keeps them exact to ~1e-7, so the host can add them up in f64 (`eval_mse`).
-pub fn trajectory_sse(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<2> {
-    let [r, tb, f] = batch.y_all.dims();
-    let err = predictions(model, params, batch) - batch.y_all.clone();
-    // [R, T*B, F] time-major -> [R, T, B, F], summed over T and F.
-    err.square().reshape([r, tb / batch.b, batch.b, f]).sum_dim(3).sum_dim(1).reshape([r, batch.b])
+/// Per-run, per-sequence figures `[R, B]` whose sums make the evaluation: a regression's
+/// summed squared error (few enough terms that f32 keeps them exact to ~1e-7, so the host
+/// can add them up in f64), or a classification's cross-entropy then whether the argmax is
+/// the class (1 or 0), side by side `[R, 2B]`.
+pub fn sequence_figures(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<2> {
+    let [r, sb, f] = batch.y_all.dims();
+    let pred = predictions(model, params, batch);
+    match batch.task {
+        Task::Regression => {
+            let err = pred - batch.y_all.clone();
+            // [R, T*B, F] time-major -> [R, T, B, F], summed over T and F.
+            err.square().reshape([r, sb / batch.b, batch.b, f]).sum_dim(3).sum_dim(1).reshape([r, batch.b])
+        }
+        Task::Classification { .. } => {
+            let ce = row_cross_entropy(pred.clone(), batch.y_all.clone()).reshape([r, sb]);
+            let hit = pred.argmax(2).equal(batch.y_all.clone().argmax(2)).float().reshape([r, sb]);
+            Tensor::cat(vec![ce, hit], 1)
+        }
+    }
 }
 
-/// Per-run MSE of `params` on `batch`, the per-trajectory sums combined in f64 on the host.
-pub async fn eval_mse(
+/// A run's evaluation: the track's metric and its secondary figure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evaluation {
+    /// MSE, or accuracy.
+    pub metric: f64,
+    /// The mean cross-entropy of a classification; None for a regression (its loss is its
+    /// metric).
+    pub secondary: Option<f64>,
+}
+
+/// Each run's evaluation of `params` on `batch`: the per-sequence figures combined in f64 on
+/// the host.
+pub async fn evaluate(
     model: &dyn RecurrentModel,
     params: &[Tensor<3>],
     batch: &Batch,
-) -> Result<Vec<f64>, EngineError> {
-    let [r, tb, f] = batch.y_all.dims();
-    let sse = super::read_f32(trajectory_sse(model, params, batch)).await?;
-    let per_run = sse.len() / r;
-    Ok(sse.chunks(per_run).map(|c| c.iter().map(|&v| v as f64).sum::<f64>() / (tb * f) as f64).collect())
+) -> Result<Vec<Evaluation>, EngineError> {
+    let [r, sb, f] = batch.y_all.dims();
+    let v = super::read_f32(sequence_figures(model, params, batch)).await?;
+    let sum = |c: &[f32]| c.iter().map(|&v| v as f64).sum::<f64>();
+    Ok(v.chunks(v.len() / r)
+        .map(|c| match batch.task {
+            Task::Regression => Evaluation { metric: sum(c) / (sb * f) as f64, secondary: None },
+            Task::Classification { .. } => {
+                let (ce, hit) = c.split_at(batch.b);
+                Evaluation { metric: sum(hit) / batch.b as f64, secondary: Some(sum(ce) / batch.b as f64) }
+            }
+        })
+        .collect())
 }
 
 /// Every hidden state h_0..h_T of a forward pass (h_0 = 0), each `[R, B, H]`.

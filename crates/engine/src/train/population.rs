@@ -4,7 +4,7 @@ use super::adam::{Adam, clip, grad_norms, zero_runs};
 use super::arm::GradOut;
 use super::arm::GradientRule;
 use super::batch::{DeviceData, epoch_order};
-use super::dense::eval_mse;
+use super::dense::evaluate;
 use super::enrich::Ranks;
 use super::{Tally, TrainSettings, init_population, read_f32, unless_cancelled};
 use crate::error::EngineError;
@@ -123,12 +123,13 @@ pub async fn train_population(
         }
     }
 
-    let metrics = eval_mse(model, &params, &eval.all(r, eval.n)).await?;
+    let scores = evaluate(model, &params, &eval.all(r, eval.n)).await?;
     let wall = started.elapsed().as_secs_f64();
     let mut records = Vec::with_capacity(r);
     for (run, spec) in specs.iter().enumerate() {
         let mut at = diverged[run].clone();
-        if at.is_none() && !metrics[run].is_finite() {
+        let score = scores[run];
+        if at.is_none() && !(score.metric.is_finite() && score.secondary.is_none_or(f64::is_finite)) {
             at = Some(DivergedAt { epoch: settings.epochs, step: 0 });
         }
         let extras = rule.finish(run);
@@ -137,7 +138,8 @@ pub async fn train_population(
             phase: spec.phase,
             lr: spec.lr,
             seed: spec.seed,
-            metric: if at.is_none() { Some(metrics[run]) } else { None },
+            metric: at.is_none().then_some(score.metric),
+            secondary_metric: score.secondary.filter(|_| at.is_none()),
             diverged: at.is_some(),
             diverged_at: at,
             loss_curve: std::mem::take(&mut curves[run]),

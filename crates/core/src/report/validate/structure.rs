@@ -19,7 +19,7 @@ pub const TOP_KEYS: &[&str] = &[
 ];
 /// Extension keys this version writes after the seed keys.
 pub const EXTENSION_KEYS: &[&str] =
-    &["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier"];
+    &["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier", "task"];
 const BASELINE_KEYS: &[&str] = &["best_cfg", "sweep", "full"];
 const FULL_KEYS: &[&str] = &["mean", "std", "per_seed", "n"];
 const IDEA_KEYS: &[&str] = &["best_cfg", "mean", "std", "per_seed", "n"];
