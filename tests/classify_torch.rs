@@ -9,7 +9,7 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::track::{Dataset, Task};
-use rdbench_engine::idea::checkpointed::checkpointed_grads;
+use rdbench_engine::schedule::reversal::checkpointed_grads;
 use rdbench_engine::model::{self, Gru, ModelShape};
 use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::dense::{autodiff_grads, dense_grads, mean_loss};
@@ -69,8 +69,8 @@ fn gru_cross_entropy_gradients_match_torch() {
     check("autodiff", autodiff_grads(&model, &params, &fx.batch));
     check("dense BPTT", dense_grads(&model, &params, &fx.batch));
     let ck = checkpointed_grads(&model, &params, &fx.batch, &[1], 20);
-    assert_eq!(ck.stored_states, vec![fx.t + 1]);
-    check("checkpointed k=1", ck.out);
+    assert_eq!(ck.stored_states(), vec![fx.t + 1]);
+    check("checkpointed k=1", ck.into_grad_out());
 }
 
 #[test]
@@ -98,8 +98,8 @@ fn rev_ode_cross_entropy_gradients_match_torch() {
     check("dense BPTT", dense_grads(&*model, &params, &fx.batch));
     for k in [1, 4, fx.t] {
         let ck = checkpointed_grads(&*model, &params, &fx.batch, &[k], 1);
-        assert_eq!(ck.stored_states, vec![fx.t.div_ceil(k) + 1]);
-        check(&format!("checkpointed k={k}"), ck.out);
+        assert_eq!(ck.stored_states(), vec![fx.t.div_ceil(k) + 1]);
+        check(&format!("checkpointed k={k}"), ck.into_grad_out());
     }
 }
 

@@ -7,7 +7,6 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::{BenchConfig, parse_texts};
-use rdbench_core::policy::Policy;
 use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::backend;
 use rdbench_engine::host::Quiet;

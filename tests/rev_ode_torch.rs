@@ -7,7 +7,6 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::policy::Policy;
 use rdbench_core::track::Task;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};

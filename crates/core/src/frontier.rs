@@ -359,23 +359,7 @@ mod tests {
                 frontier,
             })
             .collect();
-        RunRecord {
-            arm: Arm::Idea,
-            phase,
-            lr: 0.01,
-            seed,
-            metric: Some(0.1),
-            diverged: false,
-            diverged_at: None,
-            loss_curve: Vec::new(),
-            wall_time_s: 1.0,
-            population: 1,
-            mean_stored_states: None,
-            probes,
-            backend: String::new(),
-            run_hash: String::new(),
-            rank_history: Vec::new(),
-        }
+        RunRecord { phase, metric: Some(0.1), lr: 0.01, wall_time_s: 1.0, ..RunRecord::of_probes(seed, probes) }
     }
 
     /// A probe where the idea ran at `k` with `reversal` evaluations, next to dense and revolve.

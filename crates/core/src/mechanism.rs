@@ -191,6 +191,7 @@ impl ProbeTrace {
             grad_cos_kmax: self.grad_cos_kmax[j],
             peak_bytes_checkpointed: None,
             peak_bytes_dense: None,
+            frontier: Vec::new(),
         };
         Some((0..n).map(probe).collect())
     }

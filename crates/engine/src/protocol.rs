@@ -291,10 +291,10 @@ fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epoch
 /// Work units of one run of `arm` in `phase` under a validated `cfg` (a resumed bench's
 /// estimate leaves out those of the runs it reuses).
 pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
-    let track = track::by_name(&cfg.track).expect("validated");
+    let full_n = cfg.train_sequences().expect("validated");
     let n = match phase {
-        Phase::Sweep => track.n_train() - track.n_val(),
-        Phase::Full => track.n_train(),
+        Phase::Sweep => full_n - track::validation_size(full_n),
+        Phase::Full => full_n,
     };
     work(&*rule_for(arm, phase, cfg), 1, n, cfg.batch_size, cfg.epochs)
 }
@@ -302,8 +302,6 @@ pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
 /// Work units of the whole bench under a validated `cfg` (the estimate before Run is
 /// `work_total x Calibration::ms_per_work_unit / workers`).
 pub fn work_total(cfg: &BenchConfig) -> usize {
-    let full_n = cfg.train_sequences().expect("validated");
-    let sweep_n = full_n - track::validation_size(full_n);
     ARMS.iter()
         .map(|&arm| {
             cfg.lrs.len() * cfg.n_sweep_seeds * run_work(cfg, arm, Phase::Sweep)

@@ -329,8 +329,8 @@ fn frontier_chart_shows_every_schedule_and_both_models() {
     let mut other = f.clone();
     other.points.retain(|p| p.at.schedule != rdbench_core::records::ScheduleKind::Reversal);
     let models = vec![
-        ModelFrontier { model: "rnn_small".into(), frontier: f },
-        ModelFrontier { model: "rev_ode_small".into(), frontier: other },
+        ModelFrontier { track: "dynamics".into(), model: "rnn_small".into(), frontier: f },
+        ModelFrontier { track: "dynamics".into(), model: "rev_ode_small".into(), frontier: other },
     ];
     for (size, stacked) in [((1200, 560), false), ((390, 900), true), ((780, 1800), true)] {
         let s = Scale(size.0 as f64 / if stacked { 390.0 } else { 1200.0 });

@@ -96,6 +96,7 @@ impl Batch {
             ys: self.ys.iter().map(pick).collect(),
             y_all: pick(&self.y_all),
             b: self.b,
+            task: self.task,
         }
     }
 

@@ -26,9 +26,7 @@ pub(super) fn check(r: &Report, c: &mut Checker) {
     if r.bench_version != crate::report::BENCH_VERSION {
         c.fail("bench_version", format!("expected {}, found {}", crate::report::BENCH_VERSION, r.bench_version));
     }
-    if r.metric_direction != "lower is better" {
-        c.fail("metric_direction", format!("expected \"lower is better\", found {:?}", r.metric_direction));
-    }
+    direction(r, c);
     arms(r, c);
     comparison(r, c);
     config(r, c);
@@ -41,8 +39,29 @@ pub(super) fn check(r: &Report, c: &mut Checker) {
     }
 }
 
+/// `metric_direction`: a direction, and the one of the report's track (a report without a
+/// config names its track in `track`; the dynamics track's is "lower is better").
+fn direction(r: &Report, c: &mut Checker) {
+    let track = r.config.as_ref().map_or(r.track.as_str(), |c| c.track.as_str());
+    let task = crate::track::by_name(track).map(|t| t.task());
+    match (crate::track::Direction::parse(&r.metric_direction), task) {
+        (None, _) => c.fail(
+            "metric_direction",
+            format!("expected \"lower is better\" or \"higher is better\", found {:?}", r.metric_direction),
+        ),
+        (Some(d), Some(task)) if d != task.direction() => c.fail(
+            "metric_direction",
+            format!("{:?}, but the {track} track's {} is {:?}", d.as_str(), task.metric(), task.direction().as_str()),
+        ),
+        _ => {}
+    }
+}
+
 /// Each arm's n, means and std from its `per_seed`.
 fn arms(r: &Report, c: &mut Checker) {
+    let track = r.config.as_ref().map_or(r.track.as_str(), |c| c.track.as_str());
+    let classification =
+        matches!(crate::track::by_name(track).map(|t| t.task()), Some(crate::track::Task::Classification { .. }));
     let base = &r.baseline.full;
     let idea = &r.idea;
     for (path, per_seed, n, mean, std) in [
@@ -56,9 +75,10 @@ fn arms(r: &Report, c: &mut Checker) {
             c.fail(&join(path, "n"), format!("n = {n} but n_seeds = {}", r.n_seeds));
         }
         for (i, v) in per_seed.iter().enumerate() {
-            if let Some(v) = v
-                && (!v.is_finite() || *v < 0.0)
-            {
+            let Some(v) = v else { continue };
+            if classification && !(0.0..=1.0).contains(v) {
+                c.fail(&format!("{path}.per_seed[{i}]"), format!("an accuracy must be in [0, 1], found {v}"));
+            } else if !v.is_finite() || *v < 0.0 {
                 c.fail(&format!("{path}.per_seed[{i}]"), format!("an MSE must be finite and >= 0, found {v}"));
             }
         }
@@ -94,6 +114,7 @@ fn alpha(r: &Report) -> f64 {
 /// Diffs, wins, pairs, delta_mean, dropped pairs, p's range, verdict and best lrs.
 fn comparison(r: &Report, c: &mut Checker) {
     let (base, idea, cmp) = (&r.baseline.full, &r.idea, &r.comparison);
+    let direction = r.direction();
     if cmp.per_seed_diffs.len() != base.per_seed.len().min(idea.per_seed.len()) {
         c.fail("comparison.per_seed_diffs", "must have one value per seed");
     }
@@ -105,7 +126,7 @@ fn comparison(r: &Report, c: &mut Checker) {
         match (d, b, x) {
             (Some(d), Some(b), Some(x)) => {
                 pairs += 1;
-                wins += (*d < 0.0) as usize;
+                wins += (direction.gain(*d) > 0.0) as usize;
                 if !close(*d, x - b) {
                     c.fail(&path, format!("{d} is not idea - baseline ({})", x - b));
                 }
@@ -122,7 +143,7 @@ fn comparison(r: &Report, c: &mut Checker) {
     if cmp.n_pairs != pairs {
         c.fail("comparison.n_pairs", format!("{} but {pairs} pairs have both metrics", cmp.n_pairs));
     }
-    let expected = Pairs::new(&base.per_seed, &idea.per_seed);
+    let expected = Pairs::new(&base.per_seed, &idea.per_seed, direction);
     match (cmp.delta_mean, expected.delta_mean) {
         (Some(d), Some(want)) if !close(d, want) => c.fail(
             "comparison.delta_mean",
@@ -157,7 +178,7 @@ fn comparison(r: &Report, c: &mut Checker) {
         _ => {}
     }
     let alpha = alpha(r);
-    let want = Verdict::decide(cmp.p_value, cmp.delta_mean, alpha);
+    let want = Verdict::decide(cmp.p_value, cmp.delta_mean, alpha, direction);
     if cmp.verdict != want {
         c.fail(
             "comparison.verdict",
@@ -169,10 +190,10 @@ fn comparison(r: &Report, c: &mut Checker) {
     }
     // best_cfg: the protocol's rule.
     let base_sweep: Vec<(f64, Option<f64>)> = r.baseline.sweep.iter().map(|e| (e.cfg.lr, e.mean)).collect();
-    if let Some(b) = best_lr(&base_sweep)
+    if let Some(b) = best_lr(&base_sweep, direction)
         && b != r.baseline.best_cfg.lr
     {
-        c.fail("baseline.best_cfg.lr", format!("{} but the lowest sweep mean is at lr {b}", r.baseline.best_cfg.lr));
+        c.fail("baseline.best_cfg.lr", format!("{} but the best sweep mean is at lr {b}", r.baseline.best_cfg.lr));
     }
     let mut idea_sweep = Vec::new();
     for (k, v) in &r.idea_sweep {
@@ -181,10 +202,10 @@ fn comparison(r: &Report, c: &mut Checker) {
             _ => c.fail(&format!("idea_sweep.{k}"), "the key must be a positive learning rate"),
         }
     }
-    if let Some(b) = best_lr(&idea_sweep)
+    if let Some(b) = best_lr(&idea_sweep, direction)
         && b != r.idea.best_cfg.lr
     {
-        c.fail("idea.best_cfg.lr", format!("{} but the lowest idea_sweep mean is at lr {b}", r.idea.best_cfg.lr));
+        c.fail("idea.best_cfg.lr", format!("{} but the best idea_sweep mean is at lr {b}", r.idea.best_cfg.lr));
     }
 }
 
