@@ -94,7 +94,7 @@ fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
     // A study checks the config of each of its benches before the first trains.
     let (code, _, err) = rdbench(&["study", "--hidden", "8", "--out", "/dev/null", "--chart", "/dev/null"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--r-max (the dynamics rev_ode_small one_step bench)") && !err.contains("estimated"), "{err}");
+    assert!(err.contains("bench dynamics rev_ode_small one_step: rank_max (--r-max)") && !err.contains("estimated"), "{err}");
     for (args, flag) in [
         (&["run", "--threads", "0"][..], "--threads"),
         (&["run", "--threads", "1000"], "--threads"),
@@ -229,7 +229,7 @@ fn validate_caps_what_it_reads_and_knows_a_study_report() {
     let study = format!("{}/docs/study/study_report.json", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = rdbench(&["validate", &study]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("valid study_report.json (4 bench reports)"), "{out}");
+    assert!(out.contains("valid study_report.json (8 bench reports)"), "{out}");
 }
 
 #[test]

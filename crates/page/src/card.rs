@@ -6,36 +6,25 @@ use rdbench_core::frontier::{Frontier, every_probe};
 use rdbench_core::report::Report;
 use rdbench_core::stats::Verdict;
 use serde::Serialize;
+use std::cmp::Ordering;
 
 pub use rdbench_core::stats::permutation::{min_reachable_p, pairs_needed};
 
-/// How the outcome is named on the card: a loss is called a loss even when it is not
-/// significant (the report keeps the contract's three verdict strings).
-#[derive(Debug, Serialize, PartialEq, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// p < alpha and the idea's mean metric is better (lower MSE, higher accuracy).
-    SignificantWin,
-    /// p < alpha and the idea's mean metric is worse.
-    SignificantLoss,
-    /// Not significant; the idea's mean metric is better.
-    BetterNotSignificant,
-    /// Not significant; the idea's mean metric is worse.
-    WorseNotSignificant,
-    /// No complete pair, or no difference at all.
-    NoDifference,
-}
-
-impl Outcome {
-    /// The card's headline.
-    pub fn headline(self) -> &'static str {
-        match self {
-            Outcome::SignificantWin => "Significant win for the idea",
-            Outcome::SignificantLoss => "Significant loss for the idea",
-            Outcome::BetterNotSignificant => "Not significant: the idea was better on average",
-            Outcome::WorseNotSignificant => "Not significant: the idea was worse on average (a loss, not proven)",
-            Outcome::NoDifference => "No difference measured",
+/// The card's reading of a verdict: its name (the page's style hook) and headline. The
+/// report keeps the contract's three verdicts; a "no significant win" is read by which way
+/// the idea's mean went (`lean`, in the metric's direction), so a loss is called a loss even
+/// when it is not significant.
+pub fn reading(verdict: Verdict, lean: Ordering) -> (&'static str, &'static str) {
+    match (verdict, lean) {
+        (Verdict::SignificantWin, _) => ("significant_win", "Significant win for the idea"),
+        (Verdict::SignificantLoss, _) => ("significant_loss", "Significant loss for the idea"),
+        (Verdict::NoSignificantWin, Ordering::Greater) => {
+            ("better_not_significant", "Not significant: the idea was better on average")
         }
+        (Verdict::NoSignificantWin, Ordering::Less) => {
+            ("worse_not_significant", "Not significant: the idea was worse on average (a loss, not proven)")
+        }
+        (Verdict::NoSignificantWin, Ordering::Equal) => ("no_difference", "No difference measured"),
     }
 }
 
@@ -134,84 +123,66 @@ pub struct Card {
     pub rule: String,
     /// The smallest p the sign-flip test can give with `n_pairs` pairs.
     pub min_p: f64,
-    /// The outcome as the card names it.
-    pub outcome: Outcome,
+    /// The verdict as the card reads it (`reading`): "significant_win", "significant_loss",
+    /// "better_not_significant", "worse_not_significant" or "no_difference".
+    pub outcome: &'static str,
     /// The card's headline.
     pub headline: String,
     /// One paragraph explaining the outcome in words.
     pub explanation: String,
 }
 
-/// The outcome of `r` and the sentence that explains it.
-fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome, String) {
+/// The reading of `r`'s verdict (`reading`) and the sentence that explains it.
+fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> ((&'static str, &'static str), String) {
     let c = &r.comparison;
     let n = c.n_pairs;
     let dir = r.direction();
     let losses = r.comparison.per_seed_diffs.iter().flatten().filter(|d| dir.gain(**d) < 0.0).count();
     let wins = c.idea_wins;
-    let outcome = match (c.verdict, c.delta_mean.map(|d| dir.gain(d))) {
-        (Verdict::SignificantWin, _) => Outcome::SignificantWin,
-        (Verdict::SignificantLoss, _) => Outcome::SignificantLoss,
-        (_, Some(g)) if g < 0.0 => Outcome::WorseNotSignificant,
-        (_, Some(g)) if g > 0.0 => Outcome::BetterNotSignificant,
-        _ => Outcome::NoDifference,
-    };
+    let lean = c.delta_mean.map_or(Ordering::Equal, |d| dir.gain(d).partial_cmp(&0.0).unwrap_or(Ordering::Equal));
+    let read = reading(c.verdict, lean);
     let metric = metric_of(r);
     let (better, worse) = better_worse(dir);
     if n == 0 {
-        return (outcome, "No seed has both runs finished, so nothing could be compared.".into());
+        return (read, "No seed has both runs finished, so nothing could be compared.".into());
     }
     let seeds = |k: usize| if k == n { format!("all {n} seeds") } else { format!("{k} of {n} seeds") };
     let p = num(c.p_value);
     let delta = delta(c.delta_mean);
-    let mut text = match outcome {
-        Outcome::SignificantWin => {
-            format!(
-                "The idea had the {better} {metric} on {} (Δ = {delta}) and p = {p} < α = {}.",
-                seeds(wins),
-                num(alpha)
-            )
-        }
-        Outcome::SignificantLoss => format!(
+    let not_significant = c.verdict == Verdict::NoSignificantWin && lean != Ordering::Equal;
+    let mut text = match c.verdict {
+        Verdict::SignificantWin => format!(
+            "The idea had the {better} {metric} on {} (Δ = {delta}) and p = {p} < α = {}.",
+            seeds(wins),
+            num(alpha)
+        ),
+        Verdict::SignificantLoss => format!(
             "The idea had the {worse} {metric} on {} (Δ = {delta}) and p = {p} < α = {}: dense BPTT trains better.",
             seeds(losses),
             num(alpha)
         ),
-        Outcome::WorseNotSignificant if min_p >= alpha => format!(
-            "The idea lost on {} (Δ = {delta}), but {n} pair{} cannot reach p < {}: the smallest p a sign-flip \
-             test over {n} pairs can give is {}.",
-            seeds(losses),
-            if n == 1 { "" } else { "s" },
-            num(alpha),
-            num(min_p)
-        ),
-        Outcome::BetterNotSignificant if min_p >= alpha => format!(
-            "The idea won on {} (Δ = {delta}), but {n} pair{} cannot reach p < {}: the smallest p a sign-flip \
-             test over {n} pairs can give is {}.",
-            seeds(wins),
-            if n == 1 { "" } else { "s" },
-            num(alpha),
-            num(min_p)
-        ),
-        Outcome::WorseNotSignificant => format!(
-            "The idea lost on {} (Δ = {delta}), but p = {p} is not below α = {}: a difference this size \
-             could be chance.",
-            seeds(losses),
-            num(alpha)
-        ),
-        Outcome::BetterNotSignificant => format!(
-            "The idea won on {} (Δ = {delta}), but p = {p} is not below α = {}: a difference this size \
-             could be chance.",
-            seeds(wins),
-            num(alpha)
-        ),
-        Outcome::NoDifference => format!("The mean difference over {n} pairs is {delta}: no direction to test."),
+        Verdict::NoSignificantWin if !not_significant => {
+            format!("The mean difference over {n} pairs is {delta}: no direction to test.")
+        }
+        Verdict::NoSignificantWin => {
+            let (how, k) = if lean == Ordering::Greater { ("won", wins) } else { ("lost", losses) };
+            let why = if min_p >= alpha {
+                format!(
+                    "{n} pair{} cannot reach p < {}: the smallest p a sign-flip test over {n} pairs can give is {}.",
+                    if n == 1 { "" } else { "s" },
+                    num(alpha),
+                    num(min_p)
+                )
+            } else {
+                format!("p = {p} is not below α = {}: a difference this size could be chance.", num(alpha))
+            };
+            format!("The idea {how} on {} (Δ = {delta}), but {why}", seeds(k))
+        }
     };
     if let (true, Some(need)) = (min_p >= alpha, pairs_needed(alpha)) {
         text.push_str(&format!(" Use at least {need} paired seeds to be able to reach α = {}.", num(alpha)));
     }
-    let not_sig = matches!(outcome, Outcome::WorseNotSignificant | Outcome::BetterNotSignificant);
-    if let (true, Some([lo, hi])) = (not_sig, ci)
+    if let (true, Some([lo, hi])) = (not_significant, ci)
         && (lo > 0.0 || hi < 0.0)
     {
         text.push_str(
@@ -222,7 +193,7 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> (Outcome
     if r.statistics.as_ref().is_some_and(|s| !s.dropped_pairs.is_empty()) {
         text.push_str(" Pairs with a diverged run are left out (see the warnings).");
     }
-    (outcome, text)
+    (read, text)
 }
 
 /// How the report's p was computed, in words ("exact, 256 sign assignments"; "method not
@@ -299,7 +270,7 @@ pub fn card(r: &Report) -> Card {
     let alpha = alpha.unwrap_or(BenchConfig::default().alpha);
     let min_p = min_reachable_p(r.comparison.n_pairs);
     let ci = st.and_then(|s| s.delta_mean_ci95);
-    let (outcome, explanation) = explain(r, alpha, min_p, ci);
+    let ((outcome, headline), explanation) = explain(r, alpha, min_p, ci);
     let (better, worse) = better_worse(r.direction());
     let rule = format!(
         "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean {} is {better}, \
@@ -351,7 +322,7 @@ pub fn card(r: &Report) -> Card {
         rule,
         min_p,
         outcome,
-        headline: outcome.headline().into(),
+        headline: headline.into(),
         explanation,
     }
 }
@@ -376,7 +347,7 @@ mod tests {
         r.comparison.p_value = Some(0.125);
         r.comparison.verdict = Verdict::NoSignificantWin;
         let c = card(&r);
-        assert_eq!(c.outcome, Outcome::WorseNotSignificant);
+        assert_eq!(c.outcome, "worse_not_significant");
         assert!(c.headline.contains("worse"), "{}", c.headline);
         assert_eq!(c.min_p, 0.125);
         assert!(!c.alpha_from_report, "the seed report has no statistics: the default alpha is assumed");
@@ -386,7 +357,7 @@ mod tests {
         }
         // The seed report's own outcome: better on 6 of 8, p = 0.1697.
         let c = card(&seed_report());
-        assert_eq!(c.outcome, Outcome::BetterNotSignificant);
+        assert_eq!(c.outcome, "better_not_significant");
         assert!(
             c.explanation.contains("won on 6 of 8 seeds") && c.explanation.contains("p = 0.1697"),
             "{}",
@@ -400,11 +371,11 @@ mod tests {
         let mut r = seed_report();
         r.comparison.verdict = Verdict::SignificantLoss;
         r.comparison.delta_mean = Some(0.3);
-        assert_eq!(card(&r).outcome, Outcome::SignificantLoss);
+        assert_eq!(card(&r).outcome, "significant_loss");
         assert!(card(&r).headline.contains("loss"));
         r.comparison.verdict = Verdict::SignificantWin;
         r.comparison.delta_mean = Some(-0.3);
-        assert_eq!(card(&r).outcome, Outcome::SignificantWin);
+        assert_eq!(card(&r).outcome, "significant_win");
     }
 
     #[test]
@@ -452,7 +423,7 @@ mod tests {
         r.comparison.p_value = Some(0.125);
         r.comparison.verdict = Verdict::NoSignificantWin;
         let c = card(&r);
-        assert_eq!(c.outcome, Outcome::BetterNotSignificant);
+        assert_eq!(c.outcome, "better_not_significant");
         assert!(c.explanation.contains("won on all 4 seeds"), "{}", c.explanation);
         assert_eq!((c.metric.as_str(), c.metric_direction.as_str()), ("test accuracy", "higher is better"));
         assert!(c.rule.contains("mean test accuracy is higher, a loss if it is lower"), "{}", c.rule);
@@ -465,7 +436,7 @@ mod tests {
         r.comparison.per_seed_diffs = vec![Some(-0.02); 4];
         r.comparison.verdict = Verdict::NoSignificantWin;
         r.comparison.p_value = Some(0.125);
-        assert_eq!(card(&r).outcome, Outcome::WorseNotSignificant);
+        assert_eq!(card(&r).outcome, "worse_not_significant");
         assert!(card(&r).explanation.contains("lost on all 4 seeds"), "{}", card(&r).explanation);
     }
 }

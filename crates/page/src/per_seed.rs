@@ -29,7 +29,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let lo = if pairs.iter().all(|p| p.1 >= 0.0 && p.2 >= 0.0) { lo.max(0.0) } else { lo };
 
     // A pair's line: the idea better, worse, or exactly equal (a tie is no loss).
-    let outcome = |p: &(usize, f64, f64)| 0f64.total_cmp(&dir.gain(p.2 - p.1));
+    let outcome = |p: &(usize, f64, f64)| 0f64.partial_cmp(&dir.gain(p.2 - p.1)).unwrap_or(Ordering::Equal);
     let kinds = [
         ("idea better", WIN, Ordering::Less),
         ("baseline better", LOSS, Ordering::Greater),
