@@ -94,7 +94,10 @@ fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
     // A study checks the config of each of its benches before the first trains.
     let (code, _, err) = rdbench(&["study", "--hidden", "8", "--out", "/dev/null", "--chart", "/dev/null"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("bench dynamics rev_ode_small one_step: rank_max (--r-max)") && !err.contains("estimated"), "{err}");
+    assert!(
+        err.contains("bench dynamics rev_ode_small one_step: rank_max (--r-max)") && !err.contains("estimated"),
+        "{err}"
+    );
     for (args, flag) in [
         (&["run", "--threads", "0"][..], "--threads"),
         (&["run", "--threads", "1000"], "--threads"),

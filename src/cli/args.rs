@@ -105,7 +105,7 @@ impl clap::Args for StudyArgs {
                     .long("frontier-chart")
                     .value_parser(clap::value_parser!(PathBuf))
                     .default_value("study_frontier.svg")
-                    .help("Where to write each model's frontier side by side (SVG).")
+                    .help("Where to write each model's frontier side by side (SVG)."),
             )
             .arg(
                 Arg::new("from_reports")

@@ -18,6 +18,8 @@ pub struct CliHost<'a> {
     lines: bool,
     /// Message prefix (the study's bench in flight).
     prefix: String,
+    /// What a run's metric is ("MSE", "accuracy").
+    metric: &'static str,
     journal: &'a mut Journal<RunRecord>,
     journal_failed: bool,
     phase: Option<(Phase, Arm)>,
@@ -30,11 +32,13 @@ pub struct CliHost<'a> {
 }
 
 impl<'a> CliHost<'a> {
-    /// A host that shows progress unless `quiet`, journals every finished run, and counts
+    /// A host that shows progress unless `quiet` (each finished run with its `metric`), journals
+    /// every finished run, and counts
     /// `reused` of `total` runs as done.
     pub fn new(
         quiet: bool,
         prefix: String,
+        metric: &'static str,
         journal: &'a mut Journal<RunRecord>,
         estimate_s: Option<f64>,
         (reused, total): (usize, usize),
@@ -53,6 +57,7 @@ impl<'a> CliHost<'a> {
             bar,
             lines: !quiet && !terminal,
             prefix,
+            metric,
             journal,
             journal_failed: false,
             phase: None,
@@ -131,7 +136,7 @@ impl Host for CliHost<'_> {
                     }
                 }
                 self.done += 1;
-                let metric = r.metric.map_or_else(|| "diverged".into(), |m| format!("MSE {}", num(m)));
+                let metric = r.metric.map_or_else(|| "diverged".into(), |m| format!("{} {}", self.metric, num(m)));
                 self.say(format!(
                     "{}run {}/{} finished: {} {} lr {} seed {}: {metric} ({} elapsed)",
                     self.prefix,

@@ -96,7 +96,8 @@ pub(super) fn bench(
     }
     let estimate = estimate(cfg, backend, &reused, args.quiet, prefix);
     let total = 2 * (cfg.lrs.len() * cfg.n_sweep_seeds + cfg.n_seeds);
-    let mut host = CliHost::new(args.quiet, prefix.to_string(), journal, estimate, (reused.len(), total));
+    let metric = cfg.task().map_or("MSE", |t| t.metric());
+    let mut host = CliHost::new(args.quiet, prefix.to_string(), metric, journal, estimate, (reused.len(), total));
     let reused: Vec<RunRecord> = reused.into_iter().cloned().collect();
     let result = futures::executor::block_on(run_bench(cfg, backend, &reused, &mut host));
     host.finish();

@@ -35,17 +35,20 @@ pub struct RunExtras {
 pub trait GradientRule {
     /// Work units of one run-step, against the baseline's 1 (progress fraction and ETA).
     fn step_weight(&self) -> usize;
-    /// Reset for a population of `runs` runs that trains on `train`.
-    fn start(&mut self, train: &DeviceData, runs: usize);
+    /// Reset for a population of `runs` runs that trains on `train` (by default, nothing).
+    fn start(&mut self, _train: &DeviceData, _runs: usize) {}
     /// Called with the current parameters before epoch `epoch` (0-based) and once more
     /// after the last epoch (`epoch == epochs`). `live[r]` is false once run r diverged.
+    /// By default, nothing.
     fn before_epoch<'a>(
         &'a mut self,
-        model: &'a dyn RecurrentModel,
-        params: &'a [Tensor<3>],
-        epoch: usize,
-        live: &'a [bool],
-    ) -> LocalFuture<'a, Result<(), EngineError>>;
+        _model: &'a dyn RecurrentModel,
+        _params: &'a [Tensor<3>],
+        _epoch: usize,
+        _live: &'a [bool],
+    ) -> LocalFuture<'a, Result<(), EngineError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
     /// Gradients and per-run loss of `batch`, computed on the device (nothing is read).
     fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut;
     /// Once per `grads` call, in order, when the host has read that step's losses: `live[r]`

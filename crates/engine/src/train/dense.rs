@@ -19,18 +19,6 @@ impl GradientRule for DenseRule {
         1
     }
 
-    fn start(&mut self, _: &DeviceData, _: usize) {}
-
-    fn before_epoch<'a>(
-        &'a mut self,
-        _: &'a dyn RecurrentModel,
-        _: &'a [Tensor<3>],
-        _: usize,
-        _: &'a [bool],
-    ) -> LocalFuture<'a, Result<(), EngineError>> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-
     fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {
         dense_grads(model, params, batch)
     }
