@@ -5,7 +5,6 @@
 
 use crate::study_chart as chart;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::study::{StudyReport, all_tracks, bench_configs};
 use wasm_bindgen::prelude::*;
@@ -50,7 +49,8 @@ pub fn draw_study_frontier(
     stacked: bool,
 ) -> Result<String, JsError> {
     let study: StudyReport = serde_json::from_str(study_json).map_err(|e| err(format!("study report: {e}")))?;
-    let backend = CanvasBackend::with_canvas_object(canvas).ok_or_else(|| err("canvas has no 2d context"))?;
+    // Text measured by the canvas (`canvas_backend`): plotters' own measuring needs inline styles.
+    let (backend, _) = crate::web::canvas_backend(canvas)?;
     let area = backend.into_drawing_area();
     let points =
         crate::frontier::draw_frontiers(&area, &study.frontier, stacked, crate::style::Scale(dpr)).map_err(err)?;

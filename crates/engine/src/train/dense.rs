@@ -2,8 +2,8 @@
 //! burn autodiff as the reference), plus the forward-only passes every arm shares
 //! (evaluation, hidden states).
 
-use super::arm::{GradOut, GradientRule, LocalFuture, RunExtras};
-use super::batch::{Batch, DeviceData};
+use super::arm::{GradOut, GradientRule, RunExtras};
+use super::batch::Batch;
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use crate::model::loss::{row_cross_entropy, task_loss};
