@@ -20,7 +20,11 @@ use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::init_population;
 
 fn rev_ode(hidden: usize) -> Box<dyn RecurrentModel> {
-    model::by_name("rev_ode_small", &ModelShape { input: 2, hidden, output: 2, rank0: 4, rank_max: 8, task: rdbench_core::track::Task::Regression }).unwrap()
+    model::by_name(
+        "rev_ode_small",
+        &ModelShape { input: 2, hidden, output: 2, rank0: 4, rank_max: 8, task: rdbench_core::track::Task::Regression },
+    )
+    .unwrap()
 }
 
 /// The first `t` steps of `b` pendulum trajectories for `runs` runs.

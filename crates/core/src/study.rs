@@ -327,7 +327,11 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
             let of = |c: &BenchConfig| &c.track == t && &c.model == m;
             let runs: Vec<RunRecord> = pairs.iter().filter(|(_, c)| of(c)).flat_map(|(r, _)| idea_full(r)).collect();
             let len = crate::track::by_name(t).map_or(0, |tr| tr.seq_len());
-            crate::frontier::build(len, &runs).map(|frontier| ModelFrontier { track: t.clone(), model: m.clone(), frontier })
+            crate::frontier::build(len, &runs).map(|frontier| ModelFrontier {
+                track: t.clone(),
+                model: m.clone(),
+                frontier,
+            })
         })
         .collect();
     Ok(StudyReport {

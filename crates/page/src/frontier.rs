@@ -159,7 +159,13 @@ pub fn draw_frontiers<DB: DrawingBackend>(
     }
     let n = frontiers.len();
     // Side by side in rows of two (a study over two tracks: a row per track), or one column.
-    let grid = if stacked { (n, 1) } else if n > 2 { (n.div_ceil(2), 2) } else { (1, n) };
+    let grid = if stacked {
+        (n, 1)
+    } else if n > 2 {
+        (n.div_ceil(2), 2)
+    } else {
+        (1, n)
+    };
     let panels = area.split_evenly(grid);
     let several_tracks = frontiers.iter().any(|f| f.track != frontiers[0].track);
     let mut points = Vec::new();

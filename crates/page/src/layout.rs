@@ -504,6 +504,9 @@ pub fn place_labels<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<Va
     Ok(placed.into_iter().map(|(v, _)| v).collect())
 }
 
+/// A chart with log axes on both sides.
+pub type LogLogChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>;
+
 /// A chart on `rest` (the part of the canvas `area` below its header) with log axes over
 /// `x` and `y`, described by `desc`; its labels are placed by [`place_labels`], at `must`'s
 /// values first (then powers of ten, 5, 2, ..), none touching.
@@ -514,7 +517,7 @@ pub fn log_log<'a, DB: DrawingBackend>(
     desc: (&str, &str),
     must: (&[f64], &[f64]),
     s: Scale,
-) -> Result<ChartContext<'a, DB, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>, String> {
+) -> Result<LogLogChart<'a, DB>, String> {
     let e = err("log axes");
     let mut chart = Frame { right: 16.0, ..Frame::default() }
         .on(rest, s)

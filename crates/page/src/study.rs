@@ -5,6 +5,7 @@
 
 use crate::study_chart as chart;
 use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::study::{StudyReport, all_tracks, bench_configs};
 use wasm_bindgen::prelude::*;

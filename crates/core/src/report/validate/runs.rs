@@ -19,7 +19,11 @@ fn protocol_runs(cfg: &BenchConfig, runs: &[RunRecord]) -> Vec<RunSpec> {
     let arms = [Arm::Baseline, Arm::Idea];
     let mut specs: Vec<RunSpec> = arms.iter().flat_map(|&a| sweep_runs(a, &cfg.lrs, cfg.n_sweep_seeds)).collect();
     for arm in arms {
-        let lr = best_lr(&sweep_means(&cfg.lrs, runs, arm), cfg.task().map_or(crate::track::Direction::LowerIsBetter, |t| t.direction())).expect("a valid config has an lr grid");
+        let lr = best_lr(
+            &sweep_means(&cfg.lrs, runs, arm),
+            cfg.task().map_or(crate::track::Direction::LowerIsBetter, |t| t.direction()),
+        )
+        .expect("a valid config has an lr grid");
         specs.extend(full_runs(arm, lr, cfg.n_seeds));
     }
     specs
