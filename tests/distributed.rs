@@ -1,7 +1,8 @@
 //! Past one machine (issue 20): `plan` → `work` in 3 tasks (one run twice, one killed
 //! midway and run again) → `merge` gives the report `rdbench run` gives on one machine, and
-//! the study `rdbench study` gives, except timing and measured memory; a merge with a
-//! missing or foreign record names it and writes nothing. The Kubernetes manifest parses.
+//! the study `rdbench study` gives, except timing and measured memory; so does the local
+//! driver (`xargs -P`). A merge with a missing or foreign record names it and writes
+//! nothing. The Kubernetes manifest parses.
 
 mod common;
 
@@ -200,6 +201,26 @@ fn plan_work_merge_equals_study_for_a_study() {
     assert!(out.contains("study report written to"), "{out}");
     assert_eq!(unmeasured_study(json(&merged)), unmeasured_study(json(&single)));
     assert!(std::fs::read_to_string(&c2).unwrap().starts_with("<svg"));
+}
+
+/// The local driver (`scripts/dist/local.sh`: 3 tasks, 2 at a time with `xargs -P`) gives
+/// the report `rdbench run` gives.
+#[test]
+fn the_local_driver_gives_the_report_run_gives() {
+    let dir = tempdir("local");
+    let single = dir.join("single.json");
+    ok(&with_tiny(&["run", "--quiet", "--out", s(&single)]));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/dist/local.sh");
+    let out = Command::new("bash")
+        .args([script, s(&dir.join("d")), "3", "2"])
+        .args(TINY)
+        .env("RDBENCH", env!("CARGO_BIN_EXE_rdbench"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("report written to"), "{text}");
+    assert_eq!(unsplit_json(json(&dir.join("d/bench_report.json"))), unsplit_json(json(&single)));
 }
 
 #[test]

@@ -79,7 +79,9 @@ tiny=(--seeds 2 --sweep-seeds 2 --lrs 0.003,0.01 --epochs 2 --hidden 8 --r-max 4
 wait_jobs() { # until none of the jobs $@ is queued; a failed job leaves its followers stuck
   local ids out
   ids=$(echo "$@" | tr ' ' ,)
-  while out=$(squeue -h -j "$ids" -o '%i %T %r' 2>/dev/null) && [ -n "$out" ]; do
+  while true; do
+    out=$(squeue -h -j "$ids" -o '%i %T %r') || { echo "squeue failed on jobs $ids" >&2; exit 1; }
+    [ -n "$out" ] || break
     if grep -q DependencyNeverSatisfied <<<"$out"; then
       echo "a job failed: $out (see $work/*/logs)" >&2; exit 1
     fi

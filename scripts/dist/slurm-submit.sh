@@ -18,7 +18,7 @@ here=$(dirname "$(realpath "$0")")
 RDBENCH=$(realpath "$RDBENCH"); export RDBENCH
 mkdir -p "$dir/records" "$dir/logs"
 study=no; for a in "$@"; do [ "$a" = --study ] && study=yes; done
-"$RDBENCH" plan --out "$dir/plan.json" "$@"
+"$RDBENCH" plan --out "$dir/plan.json" "$@" >&2
 # shellcheck disable=SC2086
 sb() { sbatch --parsable --chdir="$dir/logs" --export=ALL ${SBATCH_FLAGS:-} "$@"; }
 if [ $study = yes ]; then

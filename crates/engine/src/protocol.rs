@@ -349,7 +349,7 @@ pub async fn run_phases(
     let mut scheduler = Scheduler {
         cfg,
         threads: backend.threads,
-        model: &*model,
+        model,
         settings,
         device,
         prior,
