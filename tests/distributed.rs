@@ -237,6 +237,9 @@ fn plan_and_work_refuse_bad_input_by_name() {
     let (code, _, err) = rdbench(&["work", "--plan", s(&plan), "--index", "3", "--of", "3"]);
     assert_eq!(code, 2);
     assert!(err.contains("the index is 0 to 2"), "{err}");
+    let (code, _, err) = rdbench(&["work", "--plan", s(&plan), "--index", "0", "--of", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--of"), "{err}");
     std::fs::write(dir.join("bad.json"), "{\"plan_version\": 1}").unwrap();
     let (code, _, err) = rdbench(&["work", "--plan", s(&dir.join("bad.json")), "--index", "0", "--of", "1"]);
     assert_eq!(code, 2);

@@ -19,6 +19,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     // The backend is named now so that a plan for a backend this build lacks is refused here.
     let backend = run.backend()?;
     let out = AtomicFile::create(&run.out)?;
+    super::run::warn_unreachable_alpha(&benches[0]);
     let plan = Plan::new(kind, &run.backend, benches)?;
     out.commit((plan.to_json() + "\n").as_bytes())?;
     let n = plan.stage_runs().len();

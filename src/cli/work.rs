@@ -22,8 +22,8 @@ pub struct WorkArgs {
     #[arg(long)]
     index: usize,
     /// N: the tasks the stage's runs are shared among.
-    #[arg(long)]
-    of: usize,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    of: u64,
     /// Directory of the record files (shared by every task; created if missing).
     #[arg(long, default_value = "records")]
     records: PathBuf,
@@ -101,7 +101,7 @@ impl Host for RecordHost<'_> {
 
 pub fn work(args: &WorkArgs) -> Result<(), Failure> {
     let plan = read_plan(&args.plan)?;
-    let share = plan.share(args.index, args.of)?;
+    let share = plan.share(args.index, args.of as usize)?;
     let mut backend = rdbench_engine::backend::by_name(&plan.backend)?;
     if let Some(t) = args.threads {
         backend.threads = t as usize;

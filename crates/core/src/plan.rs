@@ -204,8 +204,11 @@ impl Plan {
     /// so a task's runs are mostly of one bench, arm and phase and train as populations.
     /// Empty when there are fewer runs than tasks.
     pub fn share(&self, index: usize, of: usize) -> Result<Vec<&PlannedRun>, String> {
-        if of == 0 || index >= of {
-            return Err(format!("task {index} of {of}: the index is 0 to {}", of.saturating_sub(1)));
+        if of == 0 {
+            return Err("a stage needs at least one task".into());
+        }
+        if index >= of {
+            return Err(format!("task {index} of {of}: the index is 0 to {}", of - 1));
         }
         let runs = self.stage_runs();
         let parts = slices(runs.len(), of);
