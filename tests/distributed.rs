@@ -1,7 +1,7 @@
 //! Past one machine (issue 20): `plan` → `work` in 3 tasks (one run twice, one killed
 //! midway and run again) → `merge` gives the report `rdbench run` gives on one machine, and
 //! the study `rdbench study` gives, except timing and measured memory; so does the local
-//! driver (`xargs -P`). A merge with a missing or foreign record names it and writes
+//! driver (`xargs -P`) at each point of a grid. A merge with a missing or foreign record names it and writes
 //! nothing. The Kubernetes manifest parses.
 
 mod common;
@@ -203,24 +203,28 @@ fn plan_work_merge_equals_study_for_a_study() {
     assert!(std::fs::read_to_string(&c2).unwrap().starts_with("<svg"));
 }
 
-/// The local driver (`scripts/dist/local.sh`: 3 tasks, 2 at a time with `xargs -P`) gives
-/// the report `rdbench run` gives.
+/// The local driver (`scripts/dist/local.sh`: 3 tasks, 2 at a time with `xargs -P`) on a
+/// grid over tau gives, at each point, the report `rdbench run` gives there.
 #[test]
-fn the_local_driver_gives_the_report_run_gives() {
+fn the_local_driver_on_a_grid_gives_the_reports_run_gives() {
     let dir = tempdir("local");
-    let single = dir.join("single.json");
-    ok(&with_tiny(&["run", "--quiet", "--out", s(&single)]));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/dist/local.sh");
     let out = Command::new("bash")
-        .args([script, s(&dir.join("d")), "3", "2"])
+        .args([script, s(&dir.join("d")), "3", "2", "--tau", "0.02,0.3"])
         .args(TINY)
         .env("RDBENCH", env!("CARGO_BIN_EXE_rdbench"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("report written to"), "{text}");
-    assert_eq!(unsplit_json(json(&dir.join("d/bench_report.json"))), unsplit_json(json(&single)));
+    assert!(text.contains("(2 grid points: tau)"), "{text}");
+    for tau in ["0.02", "0.3"] {
+        let single = dir.join(format!("single{tau}.json"));
+        ok(&with_tiny(&["run", "--quiet", "--tau", tau, "--out", s(&single)]));
+        let merged = dir.join(format!("d/bench_report.tau{tau}.json"));
+        assert!(text.contains(&format!("report written to {}", s(&merged))), "{text}");
+        assert_eq!(unsplit_json(json(&merged)), unsplit_json(json(&single)), "tau {tau}");
+    }
 }
 
 #[test]
@@ -240,6 +244,9 @@ fn plan_and_work_refuse_bad_input_by_name() {
     let (code, _, err) = rdbench(&["work", "--plan", s(&plan), "--index", "0", "--of", "0"]);
     assert_eq!(code, 2);
     assert!(err.contains("--of"), "{err}");
+    let (code, _, err) = rdbench(&["plan", "--tau", "0.1,0.2,0.1", "--out", s(&plan)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--tau: 0.1 is given twice"), "{err}");
     std::fs::write(dir.join("bad.json"), "{\"plan_version\": 1}").unwrap();
     let (code, _, err) = rdbench(&["work", "--plan", s(&dir.join("bad.json")), "--index", "0", "--of", "1"]);
     assert_eq!(code, 2);

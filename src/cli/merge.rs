@@ -11,7 +11,7 @@ use super::work::{read_plan, read_record};
 use crate::outln;
 use rdbench_core::plan::{Plan, PlanKind};
 use rdbench_core::records::{Phase, RunRecord};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Flags of `merge`.
 #[derive(clap::Args, Debug)]
@@ -20,7 +20,8 @@ pub struct MergeArgs {
     #[arg(long)]
     plan: PathBuf,
     /// Where to write what the merge builds: the next stage's plan (after the sweep), or the
-    /// bench or study report (after the full runs).
+    /// bench or study report (after the full runs; in a grid, one per point, its label before
+    /// the extension: bench_report.tau0.02.json).
     #[arg(long)]
     out: PathBuf,
     /// A study's chart (SVG).
@@ -72,52 +73,82 @@ fn environment(backend: &rdbench_engine::backend::Backend, runs: &[RunRecord]) -
     rdbench_engine::protocol::environment(backend, now, total, phases, 0)
 }
 
+/// `path` at a grid point: its label inserted before the extension
+/// (`bench_report.tau0.02.json`); `path` itself without a grid.
+fn at_point(path: &Path, label: &str) -> PathBuf {
+    if label.is_empty() {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    path.with_file_name(format!("{stem}.{label}{ext}"))
+}
+
+/// What a grid point's merge writes.
+enum Output {
+    Bench(PathBuf, AtomicFile),
+    Study(Box<StudyArgs>, super::study::Outputs),
+}
+
 pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
     let plan = read_plan(&args.plan)?;
     let backend = rdbench_engine::backend::by_name(&plan.backend)?;
-    // Outputs are checked writable before the records are read.
-    let study_outputs = (plan.stage == Phase::Full && plan.kind == PlanKind::Study)
-        .then(|| {
-            let args = study_args(args);
-            super::study::Outputs::create(&args).map(|o| (args, o))
-        })
-        .transpose()?;
-    let out = if study_outputs.is_none() { Some(AtomicFile::create(&args.out)?) } else { None };
+    let points = plan.points();
+    // Every output is checked writable before the records are read.
+    let next = (plan.stage == Phase::Sweep).then(|| AtomicFile::create(&args.out)).transpose()?;
+    let mut outputs = Vec::new();
+    if plan.stage == Phase::Full {
+        for (label, _) in &points {
+            outputs.push(match plan.kind {
+                PlanKind::Bench => {
+                    let path = at_point(&args.out, label);
+                    Output::Bench(path.clone(), AtomicFile::create(&path)?)
+                }
+                PlanKind::Study => {
+                    let study = study_args(args, label);
+                    let files = super::study::Outputs::create(&study)?;
+                    Output::Study(Box::new(study), files)
+                }
+            });
+        }
+    }
     let records = read_records(&args.records)?;
     let n_records = records.len();
     let checked = plan.check(records, &backend.name).map_err(|problems| {
         format!("the records do not complete the plan {}; nothing was written\n{problems}", args.plan.display())
     })?;
-    let used: usize = checked.iter().map(Vec::len).sum();
+    let used: usize = {
+        let mut keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.len()
+    };
     if used < n_records {
         eprintln!("{} records of runs a later stage may plan were left aside", n_records - used);
     }
-    match (plan.stage, study_outputs, out) {
-        (Phase::Sweep, _, Some(out)) => next_stage(&plan, &checked, out, args),
-        (_, Some((study_args, outputs)), _) => {
-            let texts: Vec<String> = plan
-                .benches
-                .iter()
-                .zip(checked)
-                .map(|(cfg, runs)| {
-                    let env = environment(&backend, &runs);
-                    rdbench_core::report::build(cfg, runs, Some(env)).to_json()
-                })
-                .collect();
-            let study = rdbench_core::study::build_study(&texts)?;
-            super::study::write(&study_args, &study, outputs, None)
-        }
-        (_, None, Some(out)) => {
-            let runs = checked.into_iter().next().expect("a bench plan has one bench");
-            let env = environment(&backend, &runs);
-            let report = rdbench_core::report::build(&plan.benches[0], runs, Some(env));
-            out.commit((report.to_json() + "\n").as_bytes())?;
-            crate::out!("{}", crate::summary::bench::render(&report));
-            outln!("report written to {}", args.out.display());
-            Ok(())
-        }
-        (_, None, None) => unreachable!("one output is always created"),
+    if let Some(out) = next {
+        return next_stage(&plan, &checked, out, args);
     }
+    let report = |b: usize| {
+        let runs = checked[b].clone();
+        rdbench_core::report::build(&plan.benches[b], runs.clone(), Some(environment(&backend, &runs)))
+    };
+    for ((_, benches), output) in points.iter().zip(outputs) {
+        match output {
+            Output::Bench(path, file) => {
+                let report = report(benches[0]);
+                file.commit((report.to_json() + "\n").as_bytes())?;
+                crate::out!("{}", crate::summary::bench::render(&report));
+                outln!("report written to {}", path.display());
+            }
+            Output::Study(study_args, files) => {
+                let texts: Vec<String> = benches.iter().map(|&b| report(b).to_json()).collect();
+                let study = rdbench_core::study::build_study(&texts)?;
+                super::study::write(&study_args, &study, files, None)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The sweep's merge: plan the full runs at each arm's best lr and write that plan.
@@ -133,8 +164,10 @@ fn next_stage(plan: &Plan, checked: &[Vec<RunRecord>], out: AtomicFile, args: &M
     Ok(())
 }
 
-/// The study's output flags, as `write` takes them.
-fn study_args(args: &MergeArgs) -> StudyArgs {
-    let run = RunArgs { texts: Vec::new(), backend: String::new(), threads: None, out: args.out.clone(), quiet: true };
-    StudyArgs { run, chart: args.chart.clone(), frontier_chart: args.frontier_chart.clone(), from_reports: Vec::new() }
+/// A grid point's study output flags, as `write` takes them.
+fn study_args(args: &MergeArgs, label: &str) -> StudyArgs {
+    let out = at_point(&args.out, label);
+    let run = RunArgs { texts: Vec::new(), backend: String::new(), threads: None, out, quiet: true };
+    let (chart, frontier_chart) = (at_point(&args.chart, label), at_point(&args.frontier_chart, label));
+    StudyArgs { run, chart, frontier_chart, from_reports: Vec::new() }
 }

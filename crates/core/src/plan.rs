@@ -49,7 +49,11 @@ pub struct Plan {
     pub backend: String,
     /// The stage `rdbench work` does: `sweep`, then `full`.
     pub stage: Phase,
-    /// Every bench's config (one for a bench; the study's, tracks × models × policies).
+    /// The knobs a grid varies (`rdbench plan --tau 0.02,0.08`); empty without a grid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grid: Vec<String>,
+    /// Every bench's config: one bench, or a study's (tracks × models × policies), per
+    /// point of the grid (grid outer).
     pub benches: Vec<BenchConfig>,
     /// Per bench, the best lr of each arm (baseline, idea) chosen by the sweep's merge;
     /// empty in the sweep stage.
@@ -132,13 +136,14 @@ impl std::fmt::Display for MergeProblems {
 }
 
 impl Plan {
-    /// The sweep stage of `benches` on `backend` (each config valid).
-    pub fn new(kind: PlanKind, backend: &str, benches: Vec<BenchConfig>) -> Result<Plan, String> {
+    /// The sweep stage of `benches` on `backend` (each config valid), varying the knobs
+    /// `grid` between its points.
+    pub fn new(kind: PlanKind, backend: &str, benches: Vec<BenchConfig>, grid: Vec<String>) -> Result<Plan, String> {
         if benches.is_empty() {
             return Err("a plan needs at least one bench".into());
         }
-        if kind == PlanKind::Bench && benches.len() != 1 {
-            return Err(format!("a bench plan has one bench, not {}", benches.len()));
+        if kind == PlanKind::Bench && grid.is_empty() && benches.len() != 1 {
+            return Err(format!("a bench plan without a grid has one bench, not {}", benches.len()));
         }
         for (i, c) in benches.iter().enumerate() {
             c.validate().map_err(|e| format!("bench {}: {e}", i + 1))?;
@@ -149,6 +154,7 @@ impl Plan {
             kind,
             backend: backend.into(),
             stage: Phase::Sweep,
+            grid,
             benches,
             best_lrs: Vec::new(),
             runs,
@@ -165,7 +171,7 @@ impl Plan {
             None => return Err("no plan_version: not a plan (made by `rdbench plan`)".into()),
         }
         let plan: Plan = serde_json::from_value(v).map_err(|e| format!("not a plan: {e}"))?;
-        let mut expect = Plan::new(plan.kind, &plan.backend, plan.benches.clone())?;
+        let mut expect = Plan::new(plan.kind, &plan.backend, plan.benches.clone(), plan.grid.clone())?;
         if plan.stage == Phase::Full {
             if plan.best_lrs.len() != plan.benches.len() {
                 return Err(format!("{} benches but best lrs for {}", plan.benches.len(), plan.best_lrs.len()));
@@ -195,9 +201,36 @@ impl Plan {
         serde_json::to_string_pretty(self).expect("a plan serialises")
     }
 
-    /// The runs `rdbench work` does in this stage.
+    /// The points of the grid, each with its label (`tau0.02-k_max16`; empty without a
+    /// grid) and its benches: a bench plan's point is one bench, a study's the consecutive
+    /// benches that differ in track, model and policy only.
+    pub fn points(&self) -> Vec<(String, Vec<usize>)> {
+        let label = |cfg: &BenchConfig| {
+            let v = serde_json::to_value(cfg).expect("a config serialises");
+            let text = |k: &str| v[k].as_str().map_or_else(|| v[k].to_string(), String::from);
+            self.grid.iter().map(|k| format!("{k}{}", text(k))).collect::<Vec<_>>().join("-")
+        };
+        let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, cfg) in self.benches.iter().enumerate() {
+            let point = label(cfg);
+            match out.last_mut() {
+                Some((last, benches)) if self.kind == PlanKind::Study && *last == point => benches.push(i),
+                _ => out.push((point, vec![i])),
+            }
+        }
+        out
+    }
+
+    /// The runs `rdbench work` does in this stage, each once: grid points that differ only
+    /// in knobs that change no run (`alpha`, say) share their runs.
     pub fn stage_runs(&self) -> Vec<&PlannedRun> {
-        self.runs.iter().filter(|r| r.spec.phase == self.stage).collect()
+        let mut out: Vec<&PlannedRun> = Vec::new();
+        for r in self.runs.iter().filter(|r| r.spec.phase == self.stage) {
+            if !out.iter().any(|o| o.key == r.key) {
+                out.push(r);
+            }
+        }
+        out
     }
 
     /// Task `index` of `of`'s share of this stage's runs: contiguous, as even as possible,
@@ -228,16 +261,23 @@ impl Plan {
         let mut problems = MergeProblems::default();
         for (place, rec) in records {
             let spec = RunSpec { arm: rec.arm, phase: rec.phase, lr: rec.lr, seed: rec.seed };
-            if let Some(i) = self.runs.iter().position(|p| rec.is_run(&p.spec, backend, &p.run_hash)) {
-                found[i].push((place, rec));
+            let at: Vec<usize> = (0..self.runs.len())
+                .filter(|&i| rec.is_run(&self.runs[i].spec, backend, &self.runs[i].run_hash))
+                .collect();
+            if !at.is_empty() {
+                for i in at {
+                    found[i].push((place.clone(), rec.clone()));
+                }
             } else if !self.could_plan(&spec, &rec.run_hash) || rec.backend != backend {
                 problems.foreign.push((place, self.why_foreign(&rec, backend)));
             }
         }
         for (run, places) in self.runs.iter().zip(&found) {
+            let named = |list: &[String]| list.contains(&run.key);
             match places.len() {
-                0 => problems.missing.push(run.key.clone()),
-                1 => {}
+                0 if !named(&problems.missing) => problems.missing.push(run.key.clone()),
+                0 | 1 => {}
+                _ if problems.repeated.iter().any(|(k, _)| *k == run.key) => {}
                 _ => problems.repeated.push((run.key.clone(), places.iter().map(|(p, _)| p.clone()).collect())),
             }
         }
@@ -318,7 +358,7 @@ mod tests {
 
     #[test]
     fn the_sweep_stage_is_the_protocols_sweep_and_the_shares_cover_it_once() {
-        let plan = Plan::new(PlanKind::Bench, "flex", vec![cfg()]).unwrap();
+        let plan = Plan::new(PlanKind::Bench, "flex", vec![cfg()], vec![]).unwrap();
         let specs: Vec<RunSpec> = plan.runs.iter().map(|r| r.spec.clone()).collect();
         let want: Vec<RunSpec> = ARMS.iter().flat_map(|&a| sweep_runs(a, &[0.003, 0.01], 2)).collect();
         assert_eq!(specs, want);
@@ -346,7 +386,7 @@ mod tests {
     /// pendulum), and the merge names what is missing, foreign or repeated.
     #[test]
     fn the_merge_picks_the_best_lrs_and_names_every_problem() {
-        let plan = Plan::new(PlanKind::Bench, "flex", vec![cfg()]).unwrap();
+        let plan = Plan::new(PlanKind::Bench, "flex", vec![cfg()], vec![]).unwrap();
         // Baseline best at 0.01, idea at 0.003 (hand-chosen metrics).
         let metric = |r: &PlannedRun| match (r.spec.arm, r.spec.lr == 0.01) {
             (Arm::Baseline, true) | (Arm::Idea, false) => 0.1,
@@ -393,7 +433,7 @@ mod tests {
     fn a_study_plan_lists_every_bench() {
         let benches = crate::study::bench_configs(&cfg(), &crate::study::all_tracks()).unwrap();
         let n = benches.len();
-        let plan = Plan::new(PlanKind::Study, "flex", benches.clone()).unwrap();
+        let plan = Plan::new(PlanKind::Study, "flex", benches.clone(), vec![]).unwrap();
         assert_eq!(plan.runs.len(), n * 8);
         for r in &plan.runs {
             let b = &benches[r.bench];
@@ -402,6 +442,30 @@ mod tests {
                 (&b.track, &b.model, b.policy.as_str(), &b.run_hash())
             );
         }
-        assert!(Plan::new(PlanKind::Bench, "flex", benches).is_err());
+        assert!(Plan::new(PlanKind::Bench, "flex", benches.clone(), vec![]).is_err());
+        assert_eq!(plan.points(), vec![(String::new(), (0..n).collect())]);
+
+        // A grid over tau: one study per point, labelled by its value.
+        let tau = |t: f64| benches.iter().map(move |b| BenchConfig { tau: t, ..b.clone() });
+        let grid: Vec<BenchConfig> = tau(0.02).chain(tau(0.3)).collect();
+        let plan = Plan::new(PlanKind::Study, "flex", grid.clone(), vec!["tau".into()]).unwrap();
+        assert_eq!(plan.points(), vec![("tau0.02".into(), (0..n).collect()), ("tau0.3".into(), (n..2 * n).collect())]);
+        assert_eq!(Plan::from_json(&plan.to_json()).unwrap(), plan);
+        let bench_grid = Plan::new(PlanKind::Bench, "flex", vec![grid[0].clone(), grid[n].clone()], vec!["tau".into()]);
+        assert_eq!(bench_grid.unwrap().points(), vec![("tau0.02".into(), vec![0]), ("tau0.3".into(), vec![1])]);
+    }
+
+    /// Grid points that differ only in a knob that changes no run (alpha) share their runs:
+    /// each is trained once, and its record serves both benches.
+    #[test]
+    fn grid_points_that_share_runs_train_them_once() {
+        let alpha = |a: f64| BenchConfig { alpha: a, ..cfg() };
+        let plan = Plan::new(PlanKind::Bench, "flex", vec![alpha(0.05), alpha(0.01)], vec!["alpha".into()]).unwrap();
+        assert_eq!((plan.runs.len(), plan.stage_runs().len()), (16, 8));
+        let records: Vec<(String, RunRecord)> =
+            plan.stage_runs().iter().map(|r| (r.key.clone(), rec(r, "cpu-flex", 0.1))).collect();
+        let checked = plan.check(records, "cpu-flex").unwrap();
+        assert_eq!((checked[0].len(), checked[1].len()), (8, 8));
+        assert_eq!(plan.points().iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), ["alpha0.05", "alpha0.01"]);
     }
 }
