@@ -11,8 +11,11 @@ use crate::outln;
 use rdbench_core::config::{KnobKind, knob};
 use rdbench_core::plan::{Plan, PlanKind};
 
+/// A point's knob flags: `(config key, text)`, as `RunArgs::texts`.
+type Texts = Vec<(String, String)>;
+
 /// The grid's knobs and each point's knob texts (the last axis varies fastest).
-fn grid(run: &RunArgs) -> Result<(Vec<String>, Vec<Vec<(String, String)>>), String> {
+fn grid(run: &RunArgs) -> Result<(Vec<String>, Vec<Texts>), String> {
     let mut axes: Vec<String> = Vec::new();
     let mut points = vec![run.texts.clone()];
     for (key, text) in &run.texts {
