@@ -21,13 +21,8 @@ pub struct RunArgs {
 
 impl clap::FromArgMatches for RunArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let texts = KNOBS
-            .iter()
-            .filter(|k| m.value_source(k.key) == Some(ValueSource::CommandLine))
-            .filter_map(|k| m.get_one::<String>(k.key).map(|v| (k.key.to_string(), v.clone())))
-            .collect();
         Ok(RunArgs {
-            texts,
+            texts: knob_texts(m),
             backend: m.get_one::<String>("backend").cloned().unwrap_or_default(),
             threads: m.get_one::<u16>("threads").map(|&t| t as usize),
             out: m.get_one::<PathBuf>("out").cloned().unwrap_or_default(),
@@ -39,6 +34,15 @@ impl clap::FromArgMatches for RunArgs {
         *self = Self::from_arg_matches(m)?;
         Ok(())
     }
+}
+
+/// `(config key, text)` of every knob flag given on the command line.
+fn knob_texts(m: &ArgMatches) -> Vec<(String, String)> {
+    KNOBS
+        .iter()
+        .filter(|k| m.value_source(k.key) == Some(ValueSource::CommandLine))
+        .filter_map(|k| m.get_one::<String>(k.key).map(|v| (k.key.to_string(), v.clone())))
+        .collect()
 }
 
 /// The help line of a knob: its help, unit, accepted values and default.
@@ -135,6 +139,16 @@ pub fn threads_arg() -> Arg {
 
 /// The knob flags plus backend, threads, out and quiet.
 fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
+    augment_knobs(cmd, out_default, out_help)
+        .arg(
+            threads_arg()
+                .help("Threads to split each phase's runs over (default: one per core; the report is the same)."),
+        )
+        .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar."))
+}
+
+/// The knob flags plus backend and out.
+fn augment_knobs(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
     {
         let cmd = KNOBS.iter().fold(cmd, |cmd, k| {
             cmd.arg(
@@ -154,17 +168,57 @@ fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static s
                 .help("Compute backend: flex (CPU), ndarray (CPU) or vulkan (`wgpu` feature)."),
         )
         .arg(
-            threads_arg()
-                .help("Threads to split each phase's runs over (default: one per core; the report is the same)."),
-        )
-        .arg(
             Arg::new("out")
                 .long("out")
                 .value_parser(clap::value_parser!(PathBuf))
                 .default_value(out_default)
                 .help(out_help),
         )
-        .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar."))
+    }
+}
+
+/// Flags of `plan`: the knob flags and backend of `run` (or, with `--study`, of `study`),
+/// and where to write the plan.
+#[derive(Debug)]
+pub struct PlanArgs {
+    /// The knob flags, backend and out (the plan file); no threads, not quiet.
+    pub run: RunArgs,
+    /// Plan a study (every track, model and policy) rather than one bench.
+    pub study: bool,
+}
+
+impl clap::FromArgMatches for PlanArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(PlanArgs {
+            run: RunArgs {
+                texts: knob_texts(m),
+                backend: m.get_one::<String>("backend").cloned().unwrap_or_default(),
+                threads: None,
+                out: m.get_one::<PathBuf>("out").cloned().unwrap_or_default(),
+                quiet: false,
+            },
+            study: m.get_flag("study"),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for PlanArgs {
+    fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        augment_knobs(cmd, "plan.json", "Where to write the plan.").arg(
+            Arg::new("study")
+                .long("study")
+                .action(ArgAction::SetTrue)
+                .help("Plan the study (every track, model and policy; --track keeps one track) instead of one bench."),
+        )
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
     }
 }
 

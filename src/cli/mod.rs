@@ -1,17 +1,21 @@
 //! The native command line: `run` the bench, `study` it on every track, model and policy,
-//! `validate` a report, export a track's `dataset`, `perf` (time the engine).
+//! `validate` a report, export a track's `dataset`, `perf` (time the engine); `plan`, `work`
+//! and `merge` split a bench or study over many machines.
 
 pub mod args;
 mod atomic;
 pub mod dataset;
+mod merge;
+mod plan;
 mod progress;
 mod run;
 mod signal;
 pub mod stdout;
 mod study;
 mod validate;
+mod work;
 
-use args::{RunArgs, StudyArgs};
+use args::{PlanArgs, RunArgs, StudyArgs};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -33,6 +37,14 @@ enum Command {
     /// and its chart.
     #[command(allow_negative_numbers = true)]
     Study(Box<StudyArgs>),
+    /// Plan a bench (or with --study a study) for many machines: write its sweep runs to a
+    /// plan file (same flags as `run` or `study`) for `work` and `merge`.
+    #[command(allow_negative_numbers = true)]
+    Plan(Box<PlanArgs>),
+    /// Run task I of N of a plan's stage, one record file per finished run.
+    Work(work::WorkArgs),
+    /// Check a plan's records, then plan the next stage or build the report.
+    Merge(merge::MergeArgs),
     /// Check a bench or study report: its schema, and its numbers against what its own
     /// config and runs rebuild.
     Validate {
@@ -76,6 +88,9 @@ pub fn main_with(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => exit_code(run::run(&args)),
         Command::Study(args) => exit_code(study::study(&args)),
+        Command::Plan(args) => exit_code(plan::plan(&args)),
+        Command::Work(args) => exit_code(work::work(&args)),
+        Command::Merge(args) => exit_code(merge::merge(&args)),
         Command::Validate { file } => validate::validate(&file),
         Command::Dataset(args) => match dataset::dataset(&args) {
             Ok(()) => 0,

@@ -5,23 +5,21 @@
 //! and resumes.
 
 use super::Failure;
-use super::args::StudyArgs;
+use super::args::{RunArgs, StudyArgs};
 use super::atomic::AtomicFile;
 use super::run::{bench, warn_unreachable_alpha};
 use crate::journal::{self, Journal};
 use crate::outln;
+use rdbench_core::config::BenchConfig;
 use rdbench_core::records::RunRecord;
 use rdbench_core::report::Report;
 use rdbench_core::study::StudyReport;
 use std::path::Path;
 
 pub fn study(args: &StudyArgs) -> Result<(), Failure> {
-    use rdbench_core::study::{all_tracks, bench_configs, bench_name, build_study};
+    use rdbench_core::study::{bench_name, build_study};
     let run = &args.run;
-    if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
-        let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
-        return Err(format!("{flag} is not a study flag: the study runs every model under every policy").into());
-    }
+    refuse_model_and_policy(run)?;
     if !args.from_reports.is_empty() {
         if let Some((k, _)) = run.texts.first() {
             let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
@@ -35,12 +33,8 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         let outputs = Outputs::create(args)?;
         return write(args, &build_study(&texts)?, outputs, None);
     }
-    let base = run.config()?;
-    // Every track, unless --track names one.
-    let tracks = if run.texts.iter().any(|(k, _)| k == "track") { vec![base.track.clone()] } else { all_tracks() };
-    // Every bench's config is checked here, before the first trains (rev_ode_small has limits
-    // of its own: an even hidden size, r_max at most hidden_size / 2).
-    let cfgs = bench_configs(&base, &tracks)?;
+    let cfgs = configs(run)?;
+    let base = &cfgs[0];
     let backend = run.backend()?;
     let outputs = Outputs::create(args)?;
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
@@ -49,7 +43,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let mut runs_journal = Journal::open(&runs_path)?;
     let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
-    warn_unreachable_alpha(&base);
+    warn_unreachable_alpha(base);
 
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
@@ -90,15 +84,35 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     write(args, &study, outputs, Some((&runs_path, &benches_path)))
 }
 
+/// `--model` and `--policy` are not study flags: a study runs every model and policy.
+pub(super) fn refuse_model_and_policy(run: &RunArgs) -> Result<(), Failure> {
+    if let Some((k, _)) = run.texts.iter().find(|(k, _)| k == "model" || k == "policy") {
+        let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
+        return Err(format!("{flag} is not a study flag: the study runs every model under every policy").into());
+    }
+    Ok(())
+}
+
+/// The configs of the study's benches from the flags: every track (unless --track names
+/// one), model and policy. `bench_configs` checks every bench's config before the first
+/// trains (rev_ode_small has limits of its own: an even hidden size, r_max at most
+/// hidden_size / 2).
+pub(super) fn configs(run: &RunArgs) -> Result<Vec<BenchConfig>, Failure> {
+    use rdbench_core::study::{all_tracks, bench_configs};
+    let base = run.config()?;
+    let tracks = if run.texts.iter().any(|(k, _)| k == "track") { vec![base.track.clone()] } else { all_tracks() };
+    Ok(bench_configs(&base, &tracks)?)
+}
+
 /// The study's three outputs, each checked writable before any work.
-struct Outputs {
+pub(super) struct Outputs {
     report: AtomicFile,
     chart: AtomicFile,
     frontier_chart: AtomicFile,
 }
 
 impl Outputs {
-    fn create(args: &StudyArgs) -> Result<Outputs, Failure> {
+    pub(super) fn create(args: &StudyArgs) -> Result<Outputs, Failure> {
         Ok(Outputs {
             report: AtomicFile::create(&args.run.out)?,
             chart: AtomicFile::create(&args.chart)?,
@@ -109,7 +123,7 @@ impl Outputs {
 
 /// Draw the charts, write the three files whole, remove the journals (`runs`, `benches`)
 /// once they are, and print the summary.
-fn write(
+pub(super) fn write(
     args: &StudyArgs,
     study: &StudyReport,
     outputs: Outputs,

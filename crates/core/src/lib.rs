@@ -13,6 +13,7 @@ pub mod frontier;
 pub mod mechanism;
 pub mod messages;
 pub mod models;
+pub mod plan;
 pub mod policy;
 pub mod progress;
 pub mod records;

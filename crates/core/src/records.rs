@@ -43,6 +43,9 @@ impl Phase {
     }
 }
 
+/// The arms, in the order the protocol trains and records them.
+pub const ARMS: [Arm; 2] = [Arm::Baseline, Arm::Idea];
+
 /// First sweep seed (spec §4.2): sweep runs use seeds 1000, 1001, ...
 pub const SWEEP_SEED0: u64 = 1000;
 

@@ -27,8 +27,7 @@ pub use rdbench_core::records::SWEEP_SEED0;
 /// burn's version, as locked in Cargo.lock (checked by a test).
 pub const BURN_VERSION: &str = "0.22.1";
 
-/// The arms, in the order the protocol trains them.
-pub const ARMS: [Arm; 2] = [Arm::Baseline, Arm::Idea];
+pub use rdbench_core::records::ARMS;
 
 /// A bench that stopped early, with every run it finished.
 #[derive(Debug)]
@@ -336,18 +335,13 @@ pub async fn run_phases(
         |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: prior.elapsed_s, fraction_kept: 0.0 };
     cfg.validate().map_err(|e| stop(e.into()))?;
     let track = track::by_name(&cfg.track).expect("validated");
-    let model = model::by_name(&cfg.model, &model_shape(cfg, &*track))
-        .map_err(|e| stop(rdbench_core::config::ConfigError::new("model", e).into()))?;
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
-
-    let n_train = cfg.train_sequences().expect("validated");
-    let data = track.generate(cfg.data_seed).with_train(n_train);
-    let sweep = data.sweep_split(track::validation_size(n_train));
-    let full = data.full_split();
+    let bench = Prepared::new(cfg, backend).map_err(stop)?;
+    let model = &*bench.model;
     let device = &backend.device;
-    let sweep_data = (&DeviceData::new(&sweep.train, device), &DeviceData::new(&sweep.eval, device));
-    let full_data = (&DeviceData::new(&full.train, device), &DeviceData::new(&full.eval, device));
+    let sweep_data = (&bench.sweep.0, &bench.sweep.1);
+    let full_data = (&bench.full.0, &bench.full.1);
 
     let mut rules = [Phase::Sweep, Phase::Full].map(|phase| ARMS.map(|arm| rule_for(arm, phase, cfg)));
     let settings = TrainSettings::new(cfg, &backend.name);
@@ -355,7 +349,7 @@ pub async fn run_phases(
     let mut scheduler = Scheduler {
         cfg,
         threads: backend.threads,
-        model: &*model,
+        model,
         settings,
         device,
         prior,
@@ -400,22 +394,109 @@ pub async fn run_phases(
         runs.extend(recs);
     }
 
-    let environment = Environment {
+    let environment = environment(backend, started_at, scheduler.tally.elapsed_s(), phase_time, scheduler.reused);
+    Ok(Ran { runs, environment })
+}
+
+/// Where and when a bench ran: `backend`, from `started_at` (since the Unix epoch) for
+/// `wall_time_s`, its phases' times and the runs it reused.
+pub fn environment(
+    backend: &Backend,
+    started_at: std::time::Duration,
+    wall_time_s: f64,
+    phase_wall_time_s: impl IntoIterator<Item = (String, f64)>,
+    reused_runs: usize,
+) -> Environment {
+    Environment {
         backend: backend.name.clone(),
         adapter: backend.adapter.clone(),
         platform: if cfg!(target_arch = "wasm32") { "wasm" } else { "native" }.into(),
         rdbench_version: env!("CARGO_PKG_VERSION").into(),
         burn_version: BURN_VERSION.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + started_at).to_string(),
-        wall_time_s: scheduler.tally.elapsed_s(),
-        phase_wall_time_s: phase_time,
+        wall_time_s,
+        phase_wall_time_s: phase_wall_time_s.into_iter().collect(),
         run_backends: IndexMap::new(), // filled from the runs by `build`
-        reused_runs: scheduler.reused,
+        reused_runs,
         threads: backend.split.map_or(backend.threads, |s| s.count),
         backend_note: backend.note.clone(),
         calibration: backend.calibration.clone(),
+    }
+}
+
+/// A bench's model and data on the backend's device: the sweep's train/validation split and
+/// the full runs' train/test split.
+struct Prepared {
+    model: Box<dyn RecurrentModel>,
+    sweep: (DeviceData, DeviceData),
+    full: (DeviceData, DeviceData),
+}
+
+impl Prepared {
+    fn new(cfg: &BenchConfig, backend: &Backend) -> Result<Prepared, EngineError> {
+        let track = track::by_name(&cfg.track).expect("validated");
+        let model = model::by_name(&cfg.model, &model_shape(cfg, &*track))
+            .map_err(|e| rdbench_core::config::ConfigError::new("model", e))?;
+        let n_train = cfg.train_sequences().expect("validated");
+        let data = track.generate(cfg.data_seed).with_train(n_train);
+        let sweep = data.sweep_split(track::validation_size(n_train));
+        let full = data.full_split();
+        let device = &backend.device;
+        Ok(Prepared {
+            model,
+            sweep: (DeviceData::new(&sweep.train, device), DeviceData::new(&sweep.eval, device)),
+            full: (DeviceData::new(&full.train, device), DeviceData::new(&full.eval, device)),
+        })
+    }
+}
+
+/// Train the runs `specs` of `cfg` on `backend`, whatever their phases and lrs: one share of
+/// a plan (issue 20). The runs of each (phase, arm) train as one population, split over
+/// threads; a run's numbers do not depend on its population (tested), so they are those
+/// `run_phases` gives it. Every finished run is sent to `host` as it finishes.
+pub async fn train_runs(
+    cfg: &BenchConfig,
+    backend: &Backend,
+    specs: &[RunSpec],
+    host: &mut dyn Host,
+) -> Result<Vec<RunRecord>, Stopped> {
+    let stop = |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: 0.0, fraction_kept: 0.0 };
+    cfg.validate().map_err(|e| stop(e.into()))?;
+    let bench = Prepared::new(cfg, backend).map_err(stop)?;
+    let mut groups: Vec<((Phase, Arm), Vec<RunSpec>)> = Vec::new();
+    for s in specs {
+        match groups.iter_mut().find(|(k, _)| *k == (s.phase, s.arm)) {
+            Some((_, g)) => g.push(s.clone()),
+            None => groups.push(((s.phase, s.arm), vec![s.clone()])),
+        }
+    }
+    let data = |phase| match phase {
+        Phase::Sweep => (&bench.sweep.0, &bench.sweep.1),
+        Phase::Full => (&bench.full.0, &bench.full.1),
     };
-    Ok(Ran { runs, environment })
+    let mut scheduler = Scheduler {
+        cfg,
+        threads: backend.threads,
+        model: &*bench.model,
+        settings: TrainSettings::new(cfg, &backend.name),
+        device: &backend.device,
+        prior: Prior::default(),
+        split: None,
+        received: Vec::new(),
+        tally: Tally::new(specs.len(), 0),
+        reused: 0,
+    };
+    scheduler.tally.work_total = groups.iter().map(|((p, a), g)| g.len() * run_work(cfg, *a, *p)).sum();
+    let mut runs = Vec::with_capacity(specs.len());
+    for ((phase, arm), group) in &groups {
+        let mut rule = rule_for(*arm, *phase, cfg);
+        let recs = scheduler
+            .train_or_reuse(group, &mut *rule, data(*phase), host)
+            .await
+            .map_err(|e| scheduler.stopped(e, &runs))?;
+        runs.extend(recs);
+    }
+    Ok(runs)
 }
 
 #[cfg(test)]

@@ -1,0 +1,173 @@
+//! `rdbench merge`: check that every run of a plan is recorded exactly once with the plan's
+//! config and backend (naming every missing and foreign record; nothing is built from an
+//! incomplete merge), then either plan the next stage (the sweep's merge: each arm's best
+//! lr) or build the report — the bench's, or the study's of its benches — as `rdbench run`
+//! and `rdbench study` build it on one machine.
+
+use super::Failure;
+use super::args::{RunArgs, StudyArgs};
+use super::atomic::AtomicFile;
+use super::work::{read_plan, read_record};
+use crate::outln;
+use rdbench_core::plan::{Plan, PlanKind};
+use rdbench_core::records::{Phase, RunRecord};
+use std::path::{Path, PathBuf};
+
+/// Flags of `merge`.
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The plan whose stage is merged.
+    #[arg(long)]
+    plan: PathBuf,
+    /// Where to write what the merge builds: the next stage's plan (after the sweep), or the
+    /// bench or study report (after the full runs; in a grid, one per point, its label before
+    /// the extension: bench_report.tau0.02.json).
+    #[arg(long)]
+    out: PathBuf,
+    /// A study's chart (SVG).
+    #[arg(long, default_value = "study_chart.svg")]
+    chart: PathBuf,
+    /// A study's frontier chart (SVG).
+    #[arg(long, default_value = "study_frontier.svg")]
+    frontier_chart: PathBuf,
+    /// Record files, or directories of them (every `*.json` inside).
+    #[arg(required = true, value_name = "RECORDS")]
+    records: Vec<PathBuf>,
+}
+
+/// Every record in `paths` (files, or directories of `*.json` files), with where it is.
+fn read_records(paths: &[PathBuf]) -> Result<Vec<(String, RunRecord)>, String> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| format!("cannot read the directory {}: {e}", p.display()))?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("cannot read the directory {}: {e}", p.display()))?;
+            // Temporary files of writes in flight end in `.tmp-<pid>`, not `.json`.
+            inside.retain(|f| f.extension().is_some_and(|x| x == "json"));
+            inside.sort();
+            files.extend(inside);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    files.iter().map(|f| Ok((f.display().to_string(), read_record(f)?))).collect()
+}
+
+/// The environment of a merged bench: the backend as the merging machine resolves the plan's,
+/// and, for times, the sums of its runs' wall times (compute time, not elapsed time: the runs
+/// ran on many machines at once).
+fn environment(backend: &rdbench_engine::backend::Backend, runs: &[RunRecord]) -> rdbench_core::report::Environment {
+    let mut phases: Vec<(String, f64)> = Vec::new();
+    for r in runs {
+        let key = format!("{}_{}", r.arm.as_str(), r.phase.as_str());
+        match phases.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, s)) => *s += r.wall_time_s,
+            None => phases.push((key, r.wall_time_s)),
+        }
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let total = phases.iter().map(|(_, s)| s).sum();
+    rdbench_engine::protocol::environment(backend, now, total, phases, 0)
+}
+
+/// `path` at a grid point: its label inserted before the extension
+/// (`bench_report.tau0.02.json`); `path` itself without a grid.
+fn at_point(path: &Path, label: &str) -> PathBuf {
+    if label.is_empty() {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    path.with_file_name(format!("{stem}.{label}{ext}"))
+}
+
+/// What a grid point's merge writes.
+enum Output {
+    Bench(PathBuf, AtomicFile),
+    Study(Box<StudyArgs>, super::study::Outputs),
+}
+
+pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
+    let plan = read_plan(&args.plan)?;
+    let backend = rdbench_engine::backend::by_name(&plan.backend)?;
+    let points = plan.points();
+    // Every output is checked writable before the records are read.
+    let next = (plan.stage == Phase::Sweep).then(|| AtomicFile::create(&args.out)).transpose()?;
+    let mut outputs = Vec::new();
+    if plan.stage == Phase::Full {
+        for (label, _) in &points {
+            outputs.push(match plan.kind {
+                PlanKind::Bench => {
+                    let path = at_point(&args.out, label);
+                    Output::Bench(path.clone(), AtomicFile::create(&path)?)
+                }
+                PlanKind::Study => {
+                    let study = study_args(args, label);
+                    let files = super::study::Outputs::create(&study)?;
+                    Output::Study(Box::new(study), files)
+                }
+            });
+        }
+    }
+    let records = read_records(&args.records)?;
+    let n_records = records.len();
+    let checked = plan.check(records, &backend.name).map_err(|problems| {
+        format!("the records do not complete the plan {}; nothing was written\n{problems}", args.plan.display())
+    })?;
+    let used: usize = {
+        let mut keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.len()
+    };
+    if used < n_records {
+        eprintln!("{} records of runs a later stage may plan were left aside", n_records - used);
+    }
+    if let Some(out) = next {
+        return next_stage(&plan, &checked, out, args);
+    }
+    let report = |b: usize| {
+        let runs = checked[b].clone();
+        rdbench_core::report::build(&plan.benches[b], runs.clone(), Some(environment(&backend, &runs)))
+    };
+    for ((_, benches), output) in points.iter().zip(outputs) {
+        match output {
+            Output::Bench(path, file) => {
+                let report = report(benches[0]);
+                file.commit((report.to_json() + "\n").as_bytes())?;
+                crate::out!("{}", crate::summary::bench::render(&report));
+                outln!("report written to {}", path.display());
+            }
+            Output::Study(study_args, files) => {
+                let texts: Vec<String> = benches.iter().map(|&b| report(b).to_json()).collect();
+                let study = rdbench_core::study::build_study(&texts)?;
+                super::study::write(&study_args, &study, files, None)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The sweep's merge: plan the full runs at each arm's best lr and write that plan.
+fn next_stage(plan: &Plan, checked: &[Vec<RunRecord>], out: AtomicFile, args: &MergeArgs) -> Result<(), Failure> {
+    let next = plan.next(checked)?;
+    out.commit((next.to_json() + "\n").as_bytes())?;
+    for (cfg, [b, i]) in next.benches.iter().zip(&next.best_lrs) {
+        outln!("{}: best lr baseline {b}, idea {i}", rdbench_core::study::bench_name(cfg));
+    }
+    let path = args.out.display();
+    outln!("full stage planned in {path}: {} runs", next.stage_runs().len());
+    outln!("next: rdbench work --plan {path} --index I --of N, then rdbench merge --plan {path} --out REPORT RECORDS");
+    Ok(())
+}
+
+/// A grid point's study output flags, as `write` takes them.
+fn study_args(args: &MergeArgs, label: &str) -> StudyArgs {
+    let out = at_point(&args.out, label);
+    let run = RunArgs { texts: Vec::new(), backend: String::new(), threads: None, out, quiet: true };
+    let (chart, frontier_chart) = (at_point(&args.chart, label), at_point(&args.frontier_chart, label));
+    StudyArgs { run, chart, frontier_chart, from_reports: Vec::new() }
+}
