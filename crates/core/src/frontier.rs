@@ -266,6 +266,20 @@ fn dominated(t: usize, probes: Vec<ProbeVerdict>) -> Dominated {
     d
 }
 
+impl Dominated {
+    /// Where the idea stands over its probes: "on the frontier at all 16 probes", "dominated
+    /// by exact checkpointing at all 16 probes", or "… at 3 of 16 probes" (the conclusion and
+    /// the page's card both begin with it).
+    pub fn standing(&self) -> String {
+        let n = self.n_probes;
+        match self.n_dominated {
+            0 => format!("on the frontier at {}", every_probe(n)),
+            k if k == n => format!("dominated by exact checkpointing at {}", every_probe(n)),
+            k => format!("dominated by exact checkpointing at {k} of {n} probes"),
+        }
+    }
+}
+
 /// "all 8 probes", or "its one probe".
 pub fn every_probe(n: usize) -> String {
     if n == 1 { "its one probe".to_string() } else { format!("all {n} probes") }
@@ -277,11 +291,7 @@ fn conclusion(t: usize, d: &Dominated) -> String {
     if n == 0 {
         return "no probe measured the frontier".to_string();
     }
-    let head = match d.n_dominated {
-        0 => format!("on the frontier at {}", every_probe(n)),
-        k if k == n => format!("dominated by exact checkpointing at {}", every_probe(n)),
-        k => format!("dominated by exact checkpointing at {k} of {n} probes"),
-    };
+    let head = d.standing();
     if d.n_saving == 0 {
         return format!("{head}: the idea kept every state (k = 1) at every probe, as dense BPTT does");
     }

@@ -2,7 +2,7 @@
 
 use crate::format::{delta, num};
 use rdbench_core::config::BenchConfig;
-use rdbench_core::frontier::{Frontier, every_probe};
+use rdbench_core::frontier::Frontier;
 use rdbench_core::report::Report;
 use rdbench_core::stats::Verdict;
 use serde::Serialize;
@@ -141,7 +141,7 @@ fn explain(r: &Report, alpha: f64, min_p: f64, ci: Option<[f64; 2]>) -> ((&'stat
     let wins = c.idea_wins;
     let lean = c.delta_mean.map_or(Ordering::Equal, |d| dir.gain(d).partial_cmp(&0.0).unwrap_or(Ordering::Equal));
     let read = reading(c.verdict, lean);
-    let metric = metric_of(r);
+    let metric = r.test_metric();
     let (better, worse) = better_worse(dir);
     if n == 0 {
         return (read, "No seed has both runs finished, so nothing could be compared.".into());
@@ -207,12 +207,10 @@ pub fn p_method(r: &Report) -> String {
 fn frontier_sentence(f: &Frontier) -> String {
     let d = &f.dominated;
     let n = d.n_probes;
-    let standing = match d.n_dominated {
-        _ if n == 0 => return "No probe measured the frontier.".to_string(),
-        0 => format!("on the frontier at {}", every_probe(n)),
-        k if k == n => format!("dominated by exact checkpointing at {}", every_probe(n)),
-        k => format!("dominated by exact checkpointing at {k} of {n} probes"),
-    };
+    if n == 0 {
+        return "No probe measured the frontier.".to_string();
+    }
+    let standing = d.standing();
     if d.n_saving == 0 {
         return format!("The idea is {standing}: it kept every state (k = 1), as dense BPTT does.");
     }
@@ -231,11 +229,6 @@ fn frontier_sentence(f: &Frontier) -> String {
         d.exact_schedule.map_or("none", |k| k.label()),
         num(d.mean_exact_cell_evals)
     )
-}
-
-/// What `r`'s per-seed numbers are: "test MSE" or "test accuracy".
-fn metric_of(r: &Report) -> String {
-    format!("test {}", r.metric_name())
 }
 
 /// The words for a better and a worse metric value: ("lower", "higher") for an error.
@@ -276,7 +269,7 @@ pub fn card(r: &Report) -> Card {
         "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean {} is {better}, \
          a loss if it is {worse}",
         num(alpha),
-        metric_of(r)
+        r.test_metric()
     );
     Card {
         verdict: r.comparison.verdict,
@@ -289,7 +282,7 @@ pub fn card(r: &Report) -> Card {
         n_pairs: r.comparison.n_pairs,
         baseline_mean: r.baseline.full.mean,
         idea_mean: r.idea.mean,
-        metric: metric_of(r),
+        metric: r.test_metric(),
         metric_direction: r.direction().as_str().into(),
         secondary: r
             .task

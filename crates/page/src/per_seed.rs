@@ -50,7 +50,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     if missing > 0 {
         items.push(Item::new(Key::Note, format!("{missing} pair(s) without both metrics (a run diverged)")));
     }
-    let metric = format!("test {}", r.metric_name());
+    let metric = r.test_metric();
     let title = format!("Per-seed {metric}, paired: idea wins {wins}/{}", pairs.len());
     let rest = header(area, &title, &items, s)?;
 

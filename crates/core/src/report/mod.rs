@@ -380,6 +380,12 @@ impl Report {
         self.task.as_ref().map_or("MSE", |t| t.metric.strip_prefix("test ").unwrap_or(&t.metric))
     }
 
+    /// What the per-seed numbers are, as `task.metric` spells it: "test MSE" (also for a
+    /// report without `task`) or "test accuracy".
+    pub fn test_metric(&self) -> String {
+        format!("test {}", self.metric_name())
+    }
+
     /// Pretty JSON with the schema's key order.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("report serialises")
