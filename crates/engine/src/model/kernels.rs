@@ -6,10 +6,12 @@
 //! model files stay as the reference and serve every other backend.
 
 use super::fast_math as fm;
+use super::simd;
 use burn::backend::flex::FlexTensor;
 use burn::backend::tensor::FloatTensor;
 use burn::backend::{Backend, ExtensionType, Flex, backend_extension};
 use burn::tensor::{Device, Tensor, TensorData};
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The runtime-dispatched backend the tensor API runs on.
@@ -272,22 +274,180 @@ fn run_of_mut(v: &mut [f32], r: usize, len: usize) -> &mut [f32] {
     &mut v[r * len..(r + 1) * len]
 }
 
+/// A `[3H]` gate row's three blocks (r | z | n).
+#[inline(always)]
+fn thirds(v: &[f32], hid: usize) -> [&[f32]; 3] {
+    let (a, rest) = v[..3 * hid].split_at(hid);
+    let (b, c) = rest.split_at(hid);
+    [a, b, c]
+}
+
+/// [`thirds`] of a row being written.
+#[inline(always)]
+fn thirds_mut(v: &mut [f32], hid: usize) -> [&mut [f32]; 3] {
+    let (a, rest) = v[..3 * hid].split_at_mut(hid);
+    let (b, c) = rest.split_at_mut(hid);
+    [a, b, c]
+}
+
+// The elementwise loops below run over disjoint slices in spans of `LANES` values (see
+// `by_lanes`); `simd::widest` compiles them for the CPU's widest SIMD, bit-identical at every
+// width.
+
+/// Values per span: one AVX-512 vector, two AVX2 ones, four of SSE2 or wasm simd128.
+const LANES: usize = 16;
+
+/// Call `f` on `0..len` in spans of [`LANES`] and then on the rest. A span's fixed length
+/// is what lets LLVM vectorise a loop of only `hid` (32) values: given the whole row it picks
+/// a vector width times an unroll factor above 32 and runs the scalar remainder instead.
+#[inline(always)]
+fn by_lanes(len: usize, mut f: impl FnMut(Range<usize>)) {
+    let whole = len - len % LANES;
+    let mut start = 0;
+    while start < whole {
+        f(start..start + LANES);
+        start += LANES;
+    }
+    if whole < len {
+        f(whole..len);
+    }
+}
+
 /// GRU gates of one run for `n` rows: r, z, n and hn = W_hn h + b_hn, from the input part
 /// `gi [N, 3H]` and the hidden part `gh [N, 3H]` (overwritten with r | z | n).
+#[inline(always)]
 fn gates(gi: &[f32], gh: &mut [f32], hn: &mut [f32], n: usize, hid: usize) {
     let h3 = 3 * hid;
-    for row in 0..n {
-        let (gir, ghr) = (&gi[row * h3..(row + 1) * h3], &mut gh[row * h3..(row + 1) * h3]);
-        let hnr = &mut hn[row * hid..(row + 1) * hid];
-        hnr.copy_from_slice(&ghr[2 * hid..]);
-        for j in 0..hid {
-            let r = fm::sigmoid(gir[j] + ghr[j]);
-            let z = fm::sigmoid(gir[hid + j] + ghr[hid + j]);
-            ghr[j] = r;
-            ghr[hid + j] = z;
-            ghr[2 * hid + j] = fm::tanh(gir[2 * hid + j] + r * hnr[j]);
-        }
-    }
+    simd::widest(
+        #[inline(always)]
+        || {
+            let rows = gi.chunks_exact(h3).zip(gh.chunks_exact_mut(h3)).zip(hn.chunks_exact_mut(hid)).take(n);
+            for ((gir, ghr), hnr) in rows {
+                let [ir, iz, inn] = thirds(gir, hid);
+                let [r, z, nn] = thirds_mut(ghr, hid);
+                hnr.copy_from_slice(nn);
+                by_lanes(
+                    hid,
+                    #[inline(always)]
+                    |s| {
+                        let ([ir, iz, inn], hn) = ([ir, iz, inn].map(|v| &v[s.clone()]), &hnr[s.clone()]);
+                        let (r, z, nn) = (&mut r[s.clone()], &mut z[s.clone()], &mut nn[s]);
+                        for j in 0..r.len() {
+                            r[j] = fm::sigmoid(ir[j] + r[j]);
+                            z[j] = fm::sigmoid(iz[j] + z[j]);
+                            nn[j] = fm::tanh(inn[j] + r[j] * hn[j]);
+                        }
+                    },
+                );
+            }
+        },
+    )
+}
+
+/// `out [N, H] = n + z (h - n)`: the new state from the gates `g [N, 3H]` (r | z | n) and the
+/// previous state `h [N, H]`.
+#[inline(always)]
+fn blend(out: &mut [f32], g: &[f32], h: &[f32], hid: usize) {
+    simd::widest(
+        #[inline(always)]
+        || {
+            for ((o, g), h) in out.chunks_exact_mut(hid).zip(g.chunks_exact(3 * hid)).zip(h.chunks_exact(hid)) {
+                let [_, z, nn] = thirds(g, hid);
+                by_lanes(
+                    hid,
+                    #[inline(always)]
+                    |s| {
+                        let ([z, nn, h], o) = ([z, nn, h].map(|v| &v[s.clone()]), &mut o[s]);
+                        for j in 0..o.len() {
+                            o[j] = nn[j] + z[j] * (h[j] - nn[j]);
+                        }
+                    },
+                );
+            }
+        },
+    )
+}
+
+/// One reversal iteration for `n` rows (spec §5): `g = clamp((h_t - (1 - z) n) / max(z,
+/// 0.05), -1, 1)` with the gates of the current guess, from the input part `gi [N, 3H]` and
+/// the hidden part `gh [N, 3H]` of `g`.
+#[inline(always)]
+fn reversal_update(g: &mut [f32], gi: &[f32], gh: &[f32], ht: &[f32], hid: usize) {
+    let h3 = 3 * hid;
+    simd::widest(
+        #[inline(always)]
+        || {
+            let rows = g.chunks_exact_mut(hid).zip(gi.chunks_exact(h3)).zip(gh.chunks_exact(h3)).zip(ht.chunks_exact(hid));
+            for (((gr, gir), ghr), htr) in rows {
+                let ([ir, iz, inn], [hr, hz, hnn]) = (thirds(gir, hid), thirds(ghr, hid));
+                by_lanes(
+                    hid,
+                    #[inline(always)]
+                    |s| {
+                        let [ir, iz, inn, hr, hz, hnn, ht] = [ir, iz, inn, hr, hz, hnn, htr].map(|v| &v[s.clone()]);
+                        let g = &mut gr[s];
+                        for j in 0..g.len() {
+                            let rg = fm::sigmoid(ir[j] + hr[j]);
+                            let z = fm::sigmoid(iz[j] + hz[j]);
+                            let nn = fm::tanh(inn[j] + rg * hnn[j]);
+                            g[j] = fm::clamp((ht[j] - (1.0 - z) * nn) / fm::at_least(z, 0.05), -1.0, 1.0);
+                        }
+                    },
+                );
+            }
+        },
+    )
+}
+
+/// Back through h' = n + z (h - n) and the gates for `n` rows: from `dh [N, H]` (the gradient
+/// at h'), the gates `g [N, 3H]`, `hn [N, H]` and the previous state `h [N, H]`, write the
+/// pre-activation gradients of the input part `dgi` and the hidden part `dgh` (`[N, 3H]`)
+/// and `dh_prev = dh z` (the direct path; the product through W_hh is added after).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn gates_vjp(dgi: &mut [f32], dgh: &mut [f32], dh_prev: &mut [f32], dh: &[f32], g: &[f32], hn: &[f32], h: &[f32], hid: usize) {
+    let h3 = 3 * hid;
+    simd::widest(
+        #[inline(always)]
+        || {
+            let outs = dgi.chunks_exact_mut(h3).zip(dgh.chunks_exact_mut(h3)).zip(dh_prev.chunks_exact_mut(hid));
+            let ins = dh.chunks_exact(hid).zip(g.chunks_exact(h3)).zip(hn.chunks_exact(hid)).zip(h.chunks_exact(hid));
+            for (((dgir, dghr), dhp), (((d, g), hnr), hr)) in outs.zip(ins) {
+                let ([di_r, di_z, di_n], [dh_r, dh_z, dh_n]) = (thirds_mut(dgir, hid), thirds_mut(dghr, hid));
+                let [rg, z, nn] = thirds(g, hid);
+                by_lanes(
+                    hid,
+                    #[inline(always)]
+                    |s| {
+                        let [d, rg, z, nn, hn, h] = [d, rg, z, nn, hnr, hr].map(|v| &v[s.clone()]);
+                        let [di_r, di_z, di_n, dh_r, dh_z, dh_n, dhp] = [
+                            &mut di_r[s.clone()],
+                            &mut di_z[s.clone()],
+                            &mut di_n[s.clone()],
+                            &mut dh_r[s.clone()],
+                            &mut dh_z[s.clone()],
+                            &mut dh_n[s.clone()],
+                            &mut dhp[s],
+                        ];
+                        for j in 0..dhp.len() {
+                            let dz = d[j] * (h[j] - nn[j]);
+                            let dn = d[j] * (1.0 - z[j]);
+                            dhp[j] = d[j] * z[j];
+                            let dan = dn * (1.0 - nn[j] * nn[j]);
+                            let dar = dan * hn[j] * rg[j] * (1.0 - rg[j]);
+                            let daz = dz * z[j] * (1.0 - z[j]);
+                            di_r[j] = dar;
+                            di_z[j] = daz;
+                            di_n[j] = dan;
+                            dh_r[j] = dar;
+                            dh_z[j] = daz;
+                            dh_n[j] = dan * rg[j];
+                        }
+                    },
+                );
+            }
+        },
+    )
 }
 
 /// Replace the readout `p [N, O]` (row-major) by its loss term's gradient against `y`:
@@ -379,16 +539,7 @@ impl CellKernels for Flex {
             for _ in 0..iters {
                 super::evals::reversal(1);
                 cell.hidden_part(&mut gh, g, run, n);
-                for row in 0..n {
-                    let (gir, ghr) = (&gi[row * h3..(row + 1) * h3], &gh[row * h3..(row + 1) * h3]);
-                    let (gr, htr) = (&mut g[row * hid..(row + 1) * hid], &ht[row * hid..(row + 1) * hid]);
-                    for j in 0..hid {
-                        let rg = fm::sigmoid(gir[j] + ghr[j]);
-                        let z = fm::sigmoid(gir[hid + j] + ghr[hid + j]);
-                        let nn = fm::tanh(gir[2 * hid + j] + rg * ghr[2 * hid + j]);
-                        gr[j] = fm::clamp((htr[j] - (1.0 - z) * nn) / fm::at_least(z, 0.05), -1.0, 1.0);
-                    }
-                }
+                reversal_update(g, &gi, &gh, ht, hid);
             }
         }
         tensor(out, [r, n, hid])
@@ -414,14 +565,7 @@ impl CellKernels for Flex {
             cell.input_part(&mut gi, run_of(&x, run, n * f), run, n);
             cell.hidden_part(&mut gh, hp, run, n);
             gates(&gi, &mut gh, &mut hn, n, hid);
-            let o = run_of_mut(&mut out, run, n * hid);
-            for row in 0..n {
-                let g = &gh[row * h3..(row + 1) * h3];
-                for j in 0..hid {
-                    let (z, nn) = (g[hid + j], g[2 * hid + j]);
-                    o[row * hid + j] = nn + z * (hp[row * hid + j] - nn);
-                }
-            }
+            blend(run_of_mut(&mut out, run, n * hid), &gh, hp, hid);
         }
         tensor(out, [r, n, hid])
     }
@@ -463,13 +607,7 @@ impl GruHostVjp for Flex {
             cell.input_part(&mut gi, xr, run, n);
             cell.hidden_part(&mut gh, hp, run, n);
             gates(&gi, &mut gh, &mut hn, n, hid);
-            for row in 0..n {
-                let g = &gh[row * h3..(row + 1) * h3];
-                for j in 0..hid {
-                    let (z, nn) = (g[hid + j], g[2 * hid + j]);
-                    h_new[row * hid + j] = nn + z * (hp[row * hid + j] - nn);
-                }
-            }
+            blend(&mut h_new, &gh, hp, hid);
             dh_new.copy_from_slice(run_of(&dh, run, n * hid));
             if let Some(y) = &y {
                 // Readout p = h' w_o + b_o and its loss term's gradient dp.
@@ -481,26 +619,7 @@ impl GruHostVjp for Flex {
             }
             // Through h' = n + z (h - n) and the gates.
             let dhp = run_of_mut(&mut dh_prev, run, n * hid);
-            for row in 0..n {
-                let g = &gh[row * h3..(row + 1) * h3];
-                let (dgir, dghr) = (&mut dgi[row * h3..(row + 1) * h3], &mut dgh[row * h3..(row + 1) * h3]);
-                for j in 0..hid {
-                    let (rg, z, nn, hnv) = (g[j], g[hid + j], g[2 * hid + j], hn[row * hid + j]);
-                    let d = dh_new[row * hid + j];
-                    let dz = d * (hp[row * hid + j] - nn);
-                    let dn = d * (1.0 - z);
-                    dhp[row * hid + j] = d * z;
-                    let dan = dn * (1.0 - nn * nn);
-                    let dar = dan * hnv * rg * (1.0 - rg);
-                    let daz = dz * z * (1.0 - z);
-                    dgir[j] = dar;
-                    dgir[hid + j] = daz;
-                    dgir[2 * hid + j] = dan;
-                    dghr[j] = dar;
-                    dghr[hid + j] = daz;
-                    dghr[2 * hid + j] = dan * rg;
-                }
-            }
+            gates_vjp(&mut dgi, &mut dgh, dhp, &dh_new, &gh, &hn, hp, hid);
             mm(run_of_mut(&mut g_w_ih, run, f * h3), true, f, h3, n, Mat::t(xr, f), Mat::rows(&dgi, h3));
             add_col_sums(run_of_mut(&mut g_b_ih, run, h3), &dgi, h3);
             mm(run_of_mut(&mut g_w_hh, run, hid * h3), true, hid, h3, n, Mat::t(hp, hid), Mat::rows(&dgh, h3));

@@ -13,6 +13,7 @@ mod gru;
 pub mod kernels;
 pub mod loss;
 mod rev_ode;
+pub mod simd;
 
 pub use gru::Gru;
 pub use loss::{StepLoss, squared_error};
