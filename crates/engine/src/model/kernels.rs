@@ -7,6 +7,7 @@
 
 use super::fast_math as fm;
 use super::simd;
+use super::small_mm::{self, Start};
 use burn::backend::flex::FlexTensor;
 use burn::backend::tensor::FloatTensor;
 use burn::backend::{Backend, ExtensionType, Flex, backend_extension};
@@ -222,6 +223,22 @@ fn mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat)
         }
         return;
     }
+    let start = if keep { Start::Dst } else { Start::Zero };
+    if b.cs == 1 && uses_small_mm(m, k) && small_mm::product(dst, start, m, n, k, a.v, a.rs, a.cs, b.v) {
+        return;
+    }
+    gemm_mm(dst, keep, m, n, k, a, b);
+}
+
+/// Whether [`mm`] takes `small_mm` (when the CPU has AVX-512 and `b` is row-major): not for
+/// k <= 2 or a single row, where gemm sums in another order (its outer-product and
+/// matrix-vector paths), so that the product stays bit-identical to gemm's.
+fn uses_small_mm(m: usize, k: usize) -> bool {
+    k >= 3 && m >= 2
+}
+
+/// [`mm`] through gemm.
+fn gemm_mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat) {
     // SAFETY: the assert bounds every element gemm reads or writes through these strides.
     unsafe {
         gemm::gemm(
@@ -250,6 +267,10 @@ fn mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat)
 
 /// `out[n, :] = a[n, :] · w + b` (row-major `a [N, K]`, `w [K, M]`, `b [M]`).
 fn affine(out: &mut [f32], a: &[f32], w: &[f32], b: &[f32], n: usize, k: usize, m: usize) {
+    if uses_small_mm(n, k) && small_mm::product(out, Start::Row(b), n, m, k, a, k, 1, w) {
+        FLOPS.fetch_add((2 * m * n * k) as u64, Ordering::Relaxed);
+        return;
+    }
     for row in out[..n * m].chunks_exact_mut(m) {
         row.copy_from_slice(b);
     }
@@ -599,6 +620,7 @@ impl GruHostVjp for Flex {
         let (mut gi, mut gh, mut hn) = (vec![0f32; n * h3], vec![0f32; n * h3], vec![0f32; n * hid]);
         let (mut h_new, mut dp, mut dh_new) = (vec![0f32; n * hid], vec![0f32; n * o], vec![0f32; n * hid]);
         let (mut dgi, mut dgh) = (vec![0f32; n * h3], vec![0f32; n * h3]);
+        let mut wh_t = vec![0f32; h3 * hid];
         for run in 0..r {
             super::evals::vjp(1);
             let hp = run_of(&h_prev, run, n * hid);
@@ -624,7 +646,14 @@ impl GruHostVjp for Flex {
             add_col_sums(run_of_mut(&mut g_b_ih, run, h3), &dgi, h3);
             mm(run_of_mut(&mut g_w_hh, run, hid * h3), true, hid, h3, n, Mat::t(hp, hid), Mat::rows(&dgh, h3));
             add_col_sums(run_of_mut(&mut g_b_hh, run, h3), &dgh, h3);
-            mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::t(wh, h3));
+            // W_hh^T row-major, so that the product takes `small_mm` (the same sum as gemm's on
+            // the transposed view).
+            for (c, col) in wh_t.chunks_exact_mut(hid).enumerate() {
+                for (v, w) in col.iter_mut().zip(wh.iter().skip(c).step_by(h3)) {
+                    *v = *w;
+                }
+            }
+            mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
         }
         let grads = GruTensors {
             w_ih: tensor(g_w_ih, d0),
@@ -663,6 +692,47 @@ mod tests {
         let gru = Gru::new(f, h, o);
         let p = gru.param_shapes().iter().map(|&[a, b]| u([r, a, b])).collect();
         (gru, p, [u([r, n, h]), u([r, n, f]), u([r, n, o]), u([r, n, h])])
+    }
+
+    /// `small_mm` is gemm bit for bit on every shape `mm` gives it: the hidden and readout
+    /// products (`a` row-major) and the weight gradients (`a` transposed), batch sizes with and
+    /// without a partial tile, hidden sizes with and without whole vectors.
+    #[test]
+    fn small_mm_is_gemm_bit_for_bit() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut taken = 0;
+        for &(m, n, k) in &[(32, 96, 32), (32, 32, 96), (16, 96, 32), (7, 15, 5), (32, 2, 32), (32, 10, 32), (3, 48, 16), (100, 96, 32), (5, 7, 9)] {
+            for transposed in [false, true] {
+                for keep in [false, true] {
+                    let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let start: Vec<f32> = (0..m * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let am = if transposed { Mat::t(&a, m) } else { Mat::rows(&a, k) };
+                    let (mut want, mut got) = (start.clone(), start.clone());
+                    gemm_mm(&mut want, keep, m, n, k, am, Mat::rows(&b, n));
+                    let start = if keep { Start::Dst } else { Start::Zero };
+                    if small_mm::product(&mut got, start, m, n, k, &a, am.rs, am.cs, &b) {
+                        taken += 1;
+                        let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
+                        assert!(same, "{m}x{n}x{k} transposed {transposed} keep {keep}: small_mm differs from gemm");
+                    }
+                    // A bias row: gemm adds to the copied rows.
+                    let row: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let mut want: Vec<f32> = row.iter().copied().cycle().take(m * n).collect();
+                    gemm_mm(&mut want, true, m, n, k, am, Mat::rows(&b, n));
+                    if small_mm::product(&mut got, Start::Row(&row), m, n, k, &a, am.rs, am.cs, &b) {
+                        let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
+                        assert!(same, "{m}x{n}x{k} transposed {transposed}: small_mm with a bias row differs from gemm");
+                    }
+                }
+            }
+        }
+        // Natively on a CPU with AVX-512 every case ran (this machine and CI have it).
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            assert_eq!(taken, 36);
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod loss;
 mod rev_ode;
 pub mod simd;
+mod small_mm;
 
 pub use gru::Gru;
 pub use loss::{StepLoss, squared_error};

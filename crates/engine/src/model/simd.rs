@@ -16,7 +16,7 @@ pub fn widest<R>(f: impl FnOnce() -> R) -> R {
             // SAFETY: the CPU has the features the copy is compiled for.
             return unsafe { avx512(f) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: as above.
             return unsafe { avx2(f) };
         }

@@ -1,6 +1,9 @@
-//! `rdbench perf`: step times of both arms at populations 1 / 8 / 17 with the fused
-//! kernels' matmul GFLOP/s, the memory of each backward pass (counting allocator), and on
-//! request the default protocol's wall time per phase and one training run per arm.
+//! `rdbench perf`: this core's f32 FMA peak, each fused CPU kernel's matmul GFLOP/s against
+//! it, step times of both arms at populations 1 / 8 / 17, the memory of each backward pass
+//! (counting allocator), and on request the default protocol's wall time per phase and one
+//! training run per arm.
+
+mod peak;
 
 use crate::alloc_count::peak_during;
 use crate::outln;
@@ -96,15 +99,16 @@ pub fn run(args: &PerfArgs) -> i32 {
         rdbench_engine::backend::default_threads()
     );
 
+    let peak = peak::measure();
     #[cfg(feature = "wgpu")]
     if rdbench_engine::model::kernels::cube_on(device) {
         gpu_table(device, args.steps as usize);
     } else {
-        cpu_tables(device, &train, args.steps as usize);
+        cpu_tables(device, &train, args.steps as usize, peak.as_ref());
     }
     #[cfg(not(feature = "wgpu"))]
-    cpu_tables(device, &train, args.steps as usize);
-    protocol_and_runs(args, &backend, &data, &train);
+    cpu_tables(device, &train, args.steps as usize, peak.as_ref());
+    protocol_and_runs(args, &backend, &data, &train, peak.as_ref());
     0
 }
 
@@ -138,10 +142,26 @@ fn gpu_table(device: &burn::tensor::Device, steps: usize) {
     }
 }
 
-/// The CPU's step table (ms and GFLOP/s per arm and population) and peak heap bytes.
-fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
+/// `part` of the core's peak, as a percentage column (blank without a peak).
+fn of_peak(gflops: f64, peak: Option<&peak::Peak>) -> String {
+    peak.map_or(String::new(), |p| format!("{:>6.1}%", 100.0 * gflops / p.gflops))
+}
+
+/// This core's peak, the fused kernels alone, the CPU's step table (ms and GFLOP/s per arm
+/// and population) and peak heap bytes.
+fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize, peak: Option<&peak::Peak>) {
+    match peak {
+        Some(p) => outln!(
+            "this core's f32 peak: {:.1} GFLOP/s ({}, register-only; the fused elementwise gate math uses {})\n",
+            p.gflops,
+            p.unit,
+            rdbench_engine::model::simd::level()
+        ),
+        None => outln!("this core's f32 peak: not measured (no known FMA unit on this CPU)\n"),
+    }
+    kernel_table(device, train, steps, peak);
     outln!(
-        "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)"
+        "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)  of peak"
     );
     let model = model::Gru::new(2, 32, 2);
     type Step = fn(&model::Gru, &[burn::tensor::Tensor<3>], &Batch, usize);
@@ -159,12 +179,13 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
             cols.push(time_steps(steps, || step(&model, &params, &batch, pop)));
         }
         outln!(
-            "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}",
+            "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}      {}",
             cols[0].0,
             cols[1].0,
             cols[2].0,
             cols[1].0 / cols[0].0,
-            cols[1].1
+            cols[1].1,
+            of_peak(cols[1].1, peak)
         );
     }
 
@@ -183,12 +204,46 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
     }
 }
 
+/// Each fused CPU kernel alone at population 8 (batch 32, hidden 32): ms per call, matmul
+/// GFLOP/s (2 m n k per product, counted as executed) and that against the core's peak. The
+/// gate math (sigmoid, tanh, the reversal's division) is not in the FLOP count, so a kernel
+/// whose time goes there reads low.
+fn kernel_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize, peak: Option<&peak::Peak>) {
+    use burn::tensor::{Distribution, Tensor};
+    use rdbench_engine::model::kernels;
+    use rdbench_engine::model::{Grads, StepLoss, VjpStep};
+    let (pop, batch, hid) = (8, 32, 32);
+    let model = model::Gru::new(2, hid, 2);
+    let (params, _) = init_population(&model, &(0..pop as u64).collect::<Vec<_>>(), device);
+    let b = train.all(pop, batch);
+    let h = Tensor::<3>::random([pop, batch, hid], Distribution::Uniform(-0.5, 0.5), device);
+    let (x, y) = (b.xs[3].clone(), b.ys[3].clone());
+    let cell = [&params[0], &params[1], &params[2], &params[3]];
+    let mut grads = Grads::PerParam(params.iter().map(|p| p.zeros_like()).collect());
+    let Grads::PerParam(g) = &mut grads else { unreachable!("the CPU's layout") };
+    outln!("the fused CPU kernels alone (population 8, batch 32, hidden 32, one thread)   ms per call   matmul GFLOP/s  of peak");
+    let rows: [(&str, &mut dyn FnMut()); 3] = [
+        ("GRU step", &mut || drop(kernels::gru_step(cell, h.clone(), x.clone()))),
+        ("GRU reversal (20 fixed-point iterations)", &mut || drop(kernels::gru_reverse(cell, h.clone(), x.clone(), 20))),
+        ("GRU step VJP (squared loss)", &mut || {
+            let step = VjpStep { h_prev: h.clone(), x: x.clone(), loss: StepLoss::Squared { y: y.clone(), scale: 1e-3 }, dh: h.clone() };
+            drop(kernels::gru_step_vjp(&params, step, g));
+        }),
+    ];
+    for (name, f) in rows {
+        let (ms, gflops) = time_steps(steps.max(20), f);
+        outln!("  {name:<76} {ms:>8.3} {gflops:>12.2}    {}", of_peak(gflops, peak));
+    }
+    outln!();
+}
+
 /// `--protocol` and `--runs`.
 fn protocol_and_runs(
     args: &PerfArgs,
     backend: &rdbench_engine::backend::Backend,
     data: &track::TrackData,
     train: &DeviceData,
+    peak: Option<&peak::Peak>,
 ) {
     let device = &backend.device;
     let model = model::Gru::new(2, 32, 2);
@@ -224,7 +279,12 @@ fn protocol_and_runs(
                         }
                     }
                     outln!("  {:<16} {wall:>7.1} s", "total");
-                    outln!("  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s", gflop / wall);
+                    let cores = peak.map(|p| p.gflops * backend.threads.min(rdbench_engine::backend::default_threads()) as f64);
+                    outln!(
+                        "  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s{}",
+                        gflop / wall,
+                        cores.map_or(String::new(), |c| format!(", {:.1}% of the threads' cores' peak", 100.0 * gflop / wall / c))
+                    );
                     outln!(
                         "  test {}: baseline {:?}, idea {:?}; verdict {} (p = {:?}), mechanism confirmed: {}",
                         report.metric_name(),
