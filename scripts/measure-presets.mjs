@@ -5,7 +5,8 @@
 // Seed protocol.
 // With `kernels`: the fused kernels' check on WebGPU at populations 1 and 8 (kernel launches
 // and ms per training step, fused and unfused) and the CPU path's ms per step at population 8.
-// Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels [cpu|webgpu|auto] [workers] [out-prefix]
+// With `peak`: this core's f32 peak in the browser (wasm simd128 multiply + add).
+// Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak [cpu|webgpu|auto] [workers] [out-prefix]
 // `workers`: CPU Web Workers the bench is split over (default: the page's, one per hardware
 // thread up to 8). Needs the built app (npm run build) and Debian's chromium. Figures are in
 // docs/PERF.md.
@@ -17,9 +18,9 @@ import { createAppServer } from './serve.mjs';
 
 const [preset = 'quick', backend = 'cpu', workers = '', outArg] = process.argv.slice(2);
 const out = outArg ?? join(tmpdir(), `rdbench-${preset}-${backend}${workers ? `-w${workers}` : ''}`);
-if (!['quick', 'seed', 'calibrate', 'kernels'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
+if (!['quick', 'seed', 'calibrate', 'kernels', 'peak'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
   || (workers && !/^\d+$/.test(workers))) {
-  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels [cpu|webgpu|auto] [workers] [out-prefix]');
+  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak [cpu|webgpu|auto] [workers] [out-prefix]');
   process.exit(2);
 }
 const server = createAppServer();
@@ -36,7 +37,20 @@ try {
   const page = await (await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 1000 } })).newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/${workers ? `?workers=${workers}` : ''}`);
   await page.waitForFunction(() => window.rdbench?.state?.loaded, null, { timeout: 300_000 });
-  if (preset === 'kernels') {
+  if (preset === 'peak') {
+    // This core's f32 peak in this browser (wasm simd128, register-only), beside which the
+    // native `rdbench perf` peak is read.
+    // Three calls, the best kept: V8 compiles the loop with its optimising tier while the
+    // first one runs.
+    const runs = await page.evaluate(async () => {
+      const m = await import('/www/pkg/rdbench_worker.js');
+      await m.default();
+      return [m.simd_peak(), m.simd_peak(), m.simd_peak()];
+    });
+    const best = Math.max(...runs.map((p) => p.gflops));
+    console.log(`this core's f32 peak in the browser: ${best.toFixed(1)} GFLOP/s (${runs[0].unit}, register-only; ` +
+      `calls: ${runs.map((p) => p.gflops.toFixed(1)).join(', ')})`);
+  } else if (preset === 'kernels') {
     // The engine's wasm on the page's own thread: `fused_check` per backend and population.
     const rows = await page.evaluate(async () => {
       const m = await import('/www/pkg/rdbench_worker.js');

@@ -290,3 +290,32 @@ fn dataset_exports_a_track_and_refuses_bad_flags_by_name() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The fused kernels' vector width does not show in a report: the same bench with the SIMD
+/// capped at the baseline (`RDBENCH_SIMD=baseline`: SSE2, gemm for every product) and at the
+/// CPU's widest (AVX-512 and `small_mm` here) gives the same report, bit for bit, on both
+/// tracks; an unknown value is refused by name before any work.
+#[test]
+fn reports_do_not_depend_on_the_simd_width() {
+    let dir = tempdir("simd");
+    let tiny = ["--seeds", "2", "--sweep-seeds", "1", "--lrs", "0.01", "--epochs", "2", "--threads", "1"];
+    for track in ["dynamics", "mnist1d"] {
+        let report = |simd: &str| {
+            let out = dir.join(format!("{track}-{simd}.json"));
+            let status = Command::new(env!("CARGO_BIN_EXE_rdbench"))
+                .args(["run", "--track", track, "--train-size", "64", "--out", out.to_str().unwrap()])
+                .args(tiny)
+                .env("RDBENCH_SIMD", simd)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "{track} with RDBENCH_SIMD={simd}");
+            unsplit_json(serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap())
+        };
+        assert_eq!(report("baseline"), report("widest"), "{track}: the reports differ by SIMD width");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rdbench")).args(["run"]).env("RDBENCH_SIMD", "avx9").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("RDBENCH_SIMD=\"avx9\" is not one of: widest, baseline"), "{err}");
+}

@@ -85,6 +85,10 @@ fn exit_code(result: Result<(), Failure>) -> i32 {
 
 /// Run the CLI; returns the process exit code.
 pub fn main_with(cli: Cli) -> i32 {
+    if let Err(e) = rdbench_engine::model::simd::from_env() {
+        eprintln!("error: {e}");
+        return 2;
+    }
     match cli.command {
         Command::Run(args) => exit_code(run::run(&args)),
         Command::Study(args) => exit_code(study::study(&args)),

@@ -3,7 +3,7 @@
 //! (counting allocator), and on request the default protocol's wall time per phase and one
 //! training run per arm.
 
-mod peak;
+use rdbench_engine::peak;
 
 use crate::alloc_count::peak_during;
 use crate::outln;
@@ -221,12 +221,21 @@ fn kernel_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize,
     let cell = [&params[0], &params[1], &params[2], &params[3]];
     let mut grads = Grads::PerParam(params.iter().map(|p| p.zeros_like()).collect());
     let Grads::PerParam(g) = &mut grads else { unreachable!("the CPU's layout") };
-    outln!("the fused CPU kernels alone (population 8, batch 32, hidden 32, one thread)   ms per call   matmul GFLOP/s  of peak");
+    outln!(
+        "the fused CPU kernels alone (population 8, batch 32, hidden 32, one thread)   ms per call   matmul GFLOP/s  of peak"
+    );
     let rows: [(&str, &mut dyn FnMut()); 3] = [
         ("GRU step", &mut || drop(kernels::gru_step(cell, h.clone(), x.clone()))),
-        ("GRU reversal (20 fixed-point iterations)", &mut || drop(kernels::gru_reverse(cell, h.clone(), x.clone(), 20))),
+        ("GRU reversal (20 fixed-point iterations)", &mut || {
+            drop(kernels::gru_reverse(cell, h.clone(), x.clone(), 20))
+        }),
         ("GRU step VJP (squared loss)", &mut || {
-            let step = VjpStep { h_prev: h.clone(), x: x.clone(), loss: StepLoss::Squared { y: y.clone(), scale: 1e-3 }, dh: h.clone() };
+            let step = VjpStep {
+                h_prev: h.clone(),
+                x: x.clone(),
+                loss: StepLoss::Squared { y: y.clone(), scale: 1e-3 },
+                dh: h.clone(),
+            };
             drop(kernels::gru_step_vjp(&params, step, g));
         }),
     ];
@@ -234,6 +243,16 @@ fn kernel_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize,
         let (ms, gflops) = time_steps(steps.max(20), f);
         outln!("  {name:<76} {ms:>8.3} {gflops:>12.2}    {}", of_peak(gflops, peak));
     }
+    // The product inside all three, alone: a run's batch times W_hh, what a reversal repeats.
+    let (h1, w, b) = (vec![0.25f32; batch * hid], vec![0.01f32; hid * 3 * hid], vec![0.1f32; 3 * hid]);
+    let mut out = vec![0f32; batch * 3 * hid];
+    let (ms, gflops) = time_steps(steps.max(20) * 100, || kernels::hidden_product(&mut out, &h1, &w, &b, batch, hid));
+    outln!(
+        "  {:<76} {:>8.4} {gflops:>12.2}    {}",
+        format!("their product h W_hh + b_hh alone ([{batch} x {hid}] x [{hid} x {}], one run)", 3 * hid),
+        ms,
+        of_peak(gflops, peak)
+    );
     outln!();
 }
 
@@ -279,11 +298,15 @@ fn protocol_and_runs(
                         }
                     }
                     outln!("  {:<16} {wall:>7.1} s", "total");
-                    let cores = peak.map(|p| p.gflops * backend.threads.min(rdbench_engine::backend::default_threads()) as f64);
+                    let cores =
+                        peak.map(|p| p.gflops * backend.threads.min(rdbench_engine::backend::default_threads()) as f64);
                     outln!(
                         "  fused-kernel matmul work {gflop:.1} GFLOP: {:.2} GFLOP/s{}",
                         gflop / wall,
-                        cores.map_or(String::new(), |c| format!(", {:.1}% of the threads' cores' peak", 100.0 * gflop / wall / c))
+                        cores.map_or(String::new(), |c| format!(
+                            ", {:.1}% of the threads' cores' peak",
+                            100.0 * gflop / wall / c
+                        ))
                     );
                     outln!(
                         "  test {}: baseline {:?}, idea {:?}; verdict {} (p = {:?}), mechanism confirmed: {}",

@@ -17,6 +17,7 @@ pub mod host;
 pub mod idea;
 pub mod memory;
 pub mod model;
+pub mod peak;
 pub mod protocol;
 pub mod schedule;
 pub mod train;

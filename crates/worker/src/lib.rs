@@ -252,3 +252,12 @@ pub async fn fused_check(kind: String, population: usize, steps: usize) -> Resul
         .map_err(|e| JsValue::from_str(&e.to_string()))?;
     browser::to_js(&c)
 }
+
+/// This core's f32 peak in this browser (`rdbench_engine::peak`: wasm simd128 multiply + add,
+/// register-only), `{ gflops, unit }`: the ceiling the browser's kernels are read against. A
+/// diagnostic for the benchmark script, not part of the message loop.
+#[wasm_bindgen]
+pub fn simd_peak() -> Result<JsValue, JsValue> {
+    let p = rdbench_engine::peak::measure().ok_or_else(|| JsValue::from_str("no peak measured on this target"))?;
+    browser::to_js(&p)
+}

@@ -5,13 +5,41 @@
 //! CPU has it. The results are bit-identical at every width: each lane computes the same
 //! IEEE operations in the same order (Rust never contracts a * b + c into an FMA), so the
 //! reports do not depend on the machine's SIMD. In wasm the crate is compiled with simd128.
+//!
+//! `RDBENCH_SIMD=baseline` holds the fused kernels to the target's baseline (SSE2 natively,
+//! gemm instead of `small_mm`): what the wider vectors buy, measured, and a check that the
+//! reports are the same either way (tested).
+
+use std::sync::OnceLock;
+
+/// The environment variable that caps the kernels' SIMD.
+pub const ENV: &str = "RDBENCH_SIMD";
+
+/// Whether `RDBENCH_SIMD` allows vectors wider than the baseline: unset, empty or `widest`
+/// yes, `baseline` no; anything else is an error naming the variable.
+pub fn from_env() -> Result<bool, String> {
+    match std::env::var(ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(true),
+        Ok(v) if v.is_empty() || v == "widest" => Ok(true),
+        Ok(v) if v == "baseline" => Ok(false),
+        Ok(v) => Err(format!("{ENV}={v:?} is not one of: widest, baseline")),
+        Err(e) => Err(format!("{ENV}: {e}")),
+    }
+}
+
+/// Whether the kernels may use wider vectors than the baseline (read once; an invalid value
+/// counts as unset here, the CLI refuses it before any work).
+pub fn wide_allowed() -> bool {
+    static WIDE: OnceLock<bool> = OnceLock::new();
+    *WIDE.get_or_init(|| from_env().unwrap_or(true))
+}
 
 /// Run `f` compiled for the widest SIMD this CPU has (`f` and what it calls must be
 /// `#[inline(always)]` to be compiled into that copy).
 #[inline(always)]
 pub fn widest<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    {
+    if wide_allowed() {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has the features the copy is compiled for.
             return unsafe { avx512(f) };
@@ -28,6 +56,9 @@ pub fn widest<R>(f: impl FnOnce() -> R) -> R {
 pub fn level() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
+        if !wide_allowed() {
+            return "SSE2 (4 f32 lanes, capped by RDBENCH_SIMD=baseline)";
+        }
         if std::arch::is_x86_feature_detected!("avx512f") {
             return "AVX-512 (16 f32 lanes)";
         }

@@ -6,7 +6,8 @@
 //! Its arithmetic is gemm's own: each result is one fused multiply-add chain over k in order
 //! from zero, then added to `dst` — so it is bit-identical to the gemm call it replaces
 //! (tested against gemm for the shapes it takes), and the reports do not move. Without
-//! AVX-512 (and in wasm) [`product`] declines and the caller runs gemm.
+//! AVX-512 (in wasm, or under `RDBENCH_SIMD=baseline`) [`product`] declines and the caller
+//! runs gemm.
 
 /// What a product is added to.
 #[derive(Clone, Copy)]
@@ -23,7 +24,17 @@ pub enum Start<'a> {
 /// `dst [m, n] (row-major) = start + a · b` with `a [m, k]` at strides (`a_rs`, `a_cs`) and
 /// `b [k, n]` row-major, if the CPU has AVX-512; `false` (nothing written) if not.
 #[allow(clippy::too_many_arguments)]
-pub fn product(dst: &mut [f32], start: Start, m: usize, n: usize, k: usize, a: &[f32], a_rs: usize, a_cs: usize, b: &[f32]) -> bool {
+pub fn product(
+    dst: &mut [f32],
+    start: Start,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    a_rs: usize,
+    a_cs: usize,
+    b: &[f32],
+) -> bool {
     assert!(dst.len() >= m * n && b.len() >= k * n);
     assert!(m == 0 || k == 0 || (m - 1) * a_rs + (k - 1) * a_cs < a.len());
     let row = match start {
@@ -34,7 +45,7 @@ pub fn product(dst: &mut [f32], start: Start, m: usize, n: usize, k: usize, a: &
         _ => std::ptr::null(),
     };
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if super::simd::wide_allowed() && std::arch::is_x86_feature_detected!("avx512f") {
         let keep = matches!(start, Start::Dst);
         // SAFETY: the CPU has AVX-512F; the asserts bound every element read and written.
         unsafe { avx512::product(dst.as_mut_ptr(), keep, row, m, n, k, a.as_ptr(), a_rs, a_cs, b.as_ptr()) };
@@ -104,7 +115,8 @@ mod avx512 {
 
     impl Operands {
         /// Rows `i..i + R`: tiles of 2 vectors, then of 1 (the last one masked).
-        #[inline(always)]
+        #[inline]
+        #[target_feature(enable = "avx512f")]
         unsafe fn rows<const R: usize>(&self, i: usize) {
             let mut j = 0;
             while j + 2 * L <= self.n {
@@ -121,10 +133,11 @@ mod avx512 {
 
         /// The `R × 16V` tile at row `i`, column `j`: one FMA chain per result over k in
         /// order, in registers, then added to `dst`.
-        #[inline(always)]
+        #[inline]
+        #[target_feature(enable = "avx512f")]
         unsafe fn tile<const R: usize, const V: usize>(&self, i: usize, j: usize) {
             let masks: [__mmask16; V] = std::array::from_fn(|v| mask(j + v * L, self.n));
-            // SAFETY: inlined into `product` (AVX-512F); every pointer is row p of b, a[i + r, p],
+            // SAFETY: called from `product` (AVX-512F); every pointer is row p of b, a[i + r, p],
             // row i + r of dst or the start row, columns j.. under the masks: inside the caller's
             // bounds.
             unsafe {
