@@ -243,17 +243,24 @@ fn mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat)
         return;
     }
     let start = if keep { Start::Dst } else { Start::Zero };
-    if b.cs == 1 && uses_small_mm(m, k) && small_mm::product(dst, start, m, n, k, a.v, a.rs, a.cs, b.v) {
+    if b.cs == 1 && uses_small_mm(m, n, k) && small_mm::product(dst, start, m, n, k, a.v, a.rs, a.cs, b.v) {
         return;
     }
     gemm_mm(dst, keep, m, n, k, a, b);
 }
 
 /// Whether [`mm`] takes `small_mm` (when the CPU has AVX-512 and `b` is row-major): not for
-/// k <= 2 or a single row, where gemm sums in another order (its outer-product and
-/// matrix-vector paths), so that the product stays bit-identical to gemm's.
-fn uses_small_mm(m: usize, k: usize) -> bool {
-    k >= 3 && m >= 2
+/// k <= 2, a single row or a single column, where gemm sums in another order (its
+/// outer-product and matrix-vector paths), so that the product stays bit-identical to gemm's.
+fn uses_small_mm(m: usize, n: usize, k: usize) -> bool {
+    k >= 3 && m >= 2 && n >= 2
+}
+
+/// Whether gemm computes `[m, k] · [k, n]` with `a` row-major and `b` column-major as dot
+/// products (its "horizontal" kernels, up to 16 × 16 results), which sum in another order than
+/// its other kernels and `small_mm`.
+fn gemm_dots(m: usize, n: usize) -> bool {
+    m * n <= 16 * 16
 }
 
 /// [`mm`] through gemm.
@@ -293,7 +300,7 @@ pub fn hidden_product(out: &mut [f32], h: &[f32], w_hh: &[f32], b_hh: &[f32], ro
 
 /// `out[n, :] = a[n, :] · w + b` (row-major `a [N, K]`, `w [K, M]`, `b [M]`).
 fn affine(out: &mut [f32], a: &[f32], w: &[f32], b: &[f32], n: usize, k: usize, m: usize) {
-    if uses_small_mm(n, k) && small_mm::product(out, Start::Row(b), n, m, k, a, k, 1, w) {
+    if uses_small_mm(n, m, k) && small_mm::product(out, Start::Row(b), n, m, k, a, k, 1, w) {
         FLOPS.fetch_add((2 * m * n * k) as u64, Ordering::Relaxed);
         return;
     }
@@ -683,14 +690,19 @@ impl GruHostVjp for Flex {
             add_col_sums(run_of_mut(&mut g_b_ih, run, h3), &dgi, h3);
             mm(run_of_mut(&mut g_w_hh, run, hid * h3), true, hid, h3, n, Mat::t(hp, hid), Mat::rows(&dgh, h3));
             add_col_sums(run_of_mut(&mut g_b_hh, run, h3), &dgh, h3);
-            // W_hh^T row-major, so that the product takes `small_mm` (the same sum as gemm's on
-            // the transposed view).
-            for (r, row) in wh.chunks_exact(h3).enumerate() {
-                for (c, w) in row.iter().enumerate() {
-                    wh_t[c * hid + r] = *w;
+            if gemm_dots(n, hid) {
+                // A batch this small gemm sums as dot products: keep its order.
+                mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::t(wh, h3));
+            } else {
+                // W_hh^T row-major, so that the product takes `small_mm` (the same sums as gemm's
+                // on the transposed view at this size).
+                for (r, row) in wh.chunks_exact(h3).enumerate() {
+                    for (c, w) in row.iter().enumerate() {
+                        wh_t[c * hid + r] = *w;
+                    }
                 }
+                mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
             }
-            mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
         }
         let grads = GruTensors {
             w_ih: tensor(g_w_ih, d0),
@@ -731,49 +743,41 @@ mod tests {
         (gru, p, [u([r, n, h]), u([r, n, f]), u([r, n, o]), u([r, n, h])])
     }
 
-    /// `small_mm` is gemm bit for bit on every shape `mm` gives it: the hidden and readout
-    /// products (`a` row-major) and the weight gradients (`a` transposed), batch sizes with and
-    /// without a partial tile, hidden sizes with and without whole vectors.
+    /// `small_mm` is gemm bit for bit on every shape `mm` gives it: `a` row-major (the hidden
+    /// and readout products) and transposed (the weight gradients), from 2 to 40 rows (whole
+    /// and partial tiles, gemm's dot-product sizes included), columns from 2 to 96, k from 3
+    /// to 96, added to `dst`, to nothing and to a bias row. And the VJP's transposed product:
+    /// above gemm's dot-product sizes, gemm on W_hh^T copied row-major is gemm on the view.
     #[test]
     fn small_mm_is_gemm_bit_for_bit() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let mut taken = 0;
-        for &(m, n, k) in &[
-            (32, 96, 32),
-            (32, 32, 96),
-            (16, 96, 32),
-            (7, 15, 5),
-            (32, 2, 32),
-            (32, 10, 32),
-            (3, 48, 16),
-            (100, 96, 32),
-            (5, 7, 9),
-        ] {
-            for transposed in [false, true] {
-                for keep in [false, true] {
-                    let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
-                    let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
-                    let start: Vec<f32> = (0..m * n).map(|_| rng.random_range(-1.0..1.0)).collect();
-                    let am = if transposed { Mat::t(&a, m) } else { Mat::rows(&a, k) };
-                    let (mut want, mut got) = (start.clone(), start.clone());
-                    gemm_mm(&mut want, keep, m, n, k, am, Mat::rows(&b, n));
-                    let start = if keep { Start::Dst } else { Start::Zero };
-                    if small_mm::product(&mut got, start, m, n, k, &a, am.rs, am.cs, &b) {
-                        taken += 1;
-                        let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
-                        assert!(same, "{m}x{n}x{k} transposed {transposed} keep {keep}: small_mm differs from gemm");
-                    }
-                    // A bias row: gemm adds to the copied rows.
-                    let row: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-                    let mut want: Vec<f32> = row.iter().copied().cycle().take(m * n).collect();
-                    gemm_mm(&mut want, true, m, n, k, am, Mat::rows(&b, n));
-                    if small_mm::product(&mut got, Start::Row(&row), m, n, k, &a, am.rs, am.cs, &b) {
-                        let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
-                        assert!(
-                            same,
-                            "{m}x{n}x{k} transposed {transposed}: small_mm with a bias row differs from gemm"
-                        );
+        let mut vals = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let (mut taken, mut cases) = (0, 0);
+        for m in 2..41 {
+            for n in [2, 3, 10, 15, 32, 96] {
+                for k in [3, 5, 10, 32, 96] {
+                    for transposed in [false, true] {
+                        let (a, b, start, row) = (vals(m * k), vals(k * n), vals(m * n), vals(n));
+                        let am = if transposed { Mat::t(&a, m) } else { Mat::rows(&a, k) };
+                        let bias_rows: Vec<f32> = row.iter().copied().cycle().take(m * n).collect();
+                        for (what, from, keep, start_as) in [
+                            ("added to dst", &start, true, Start::Dst),
+                            ("alone", &start, false, Start::Zero),
+                            ("added to a bias row", &bias_rows, true, Start::Row(&row)),
+                        ] {
+                            cases += 1;
+                            let (mut want, mut got) = (from.clone(), start.clone());
+                            gemm_mm(&mut want, keep, m, n, k, am, Mat::rows(&b, n));
+                            if small_mm::product(&mut got, start_as, m, n, k, &a, am.rs, am.cs, &b) {
+                                taken += 1;
+                                let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
+                                assert!(
+                                    same,
+                                    "{m}x{n}x{k}, a transposed {transposed}, {what}: small_mm differs from gemm"
+                                );
+                            }
+                        }
                     }
                 }
             }
@@ -781,7 +785,18 @@ mod tests {
         // Natively on a CPU with AVX-512 every case ran (this machine and CI have it).
         #[cfg(target_arch = "x86_64")]
         if simd::wide_allowed() && std::arch::is_x86_feature_detected!("avx512f") {
-            assert_eq!(taken, 36);
+            assert_eq!(taken, cases);
+        }
+        // dh_prev's product: [rows, 3H] . W_hh^T for the batch sizes the tracks train with.
+        let (hid, h3) = (32, 96);
+        for rows in [9, 16, 19, 32] {
+            assert!(!gemm_dots(rows, hid));
+            let (dgh, wh, start) = (vals(rows * h3), vals(hid * h3), vals(rows * hid));
+            let wh_t: Vec<f32> = (0..h3 * hid).map(|i| wh[(i % hid) * h3 + i / hid]).collect();
+            let (mut view, mut copy) = (start.clone(), start);
+            gemm_mm(&mut view, true, rows, hid, h3, Mat::rows(&dgh, h3), Mat::t(&wh, h3));
+            gemm_mm(&mut copy, true, rows, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
+            assert!(view.iter().zip(&copy).all(|(a, b)| a.to_bits() == b.to_bits()), "{rows} rows: W_hh^T copied");
         }
     }
 
