@@ -48,7 +48,8 @@ pub fn product(
     if super::simd::wide_allowed() && std::arch::is_x86_feature_detected!("avx512f") {
         let keep = matches!(start, Start::Dst);
         // SAFETY: the CPU has AVX-512F; the asserts bound every element read and written.
-        unsafe { avx512::product(dst.as_mut_ptr(), keep, row, m, n, k, a.as_ptr(), a_rs, a_cs, b.as_ptr()) };
+        let x = avx512::Operands { dst: dst.as_mut_ptr(), keep, row, n, k, a: a.as_ptr(), a_rs, a_cs, b: b.as_ptr() };
+        unsafe { avx512::product(&x, m) };
         return true;
     }
     let _ = row;
@@ -62,22 +63,9 @@ mod avx512 {
     /// Lanes of a vector.
     const L: usize = 16;
 
-    /// See [`super::product`]; the caller bounds the pointers.
+    /// See [`super::product`]: `m` rows of `x`; the caller bounds the pointers.
     #[target_feature(enable = "avx512f")]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn product(
-        dst: *mut f32,
-        keep: bool,
-        row: *const f32,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: *const f32,
-        a_rs: usize,
-        a_cs: usize,
-        b: *const f32,
-    ) {
-        let x = Operands { dst, keep, row, n, k, a, a_rs, a_cs, b };
+    pub unsafe fn product(x: &Operands, m: usize) {
         let mut i = 0;
         while i + 4 <= m {
             // SAFETY: rows i..i + 4 are inside the product.
@@ -91,19 +79,19 @@ mod avx512 {
         }
     }
 
-    /// The operands of one product.
-    struct Operands {
-        dst: *mut f32,
+    /// The operands of one product (`dst [m, n] = start + a [m, k] · b [k, n]`).
+    pub struct Operands {
+        pub dst: *mut f32,
         /// Add to `dst`'s own values.
-        keep: bool,
+        pub keep: bool,
         /// Or, if not null, to this row `[n]` in every row.
-        row: *const f32,
-        n: usize,
-        k: usize,
-        a: *const f32,
-        a_rs: usize,
-        a_cs: usize,
-        b: *const f32,
+        pub row: *const f32,
+        pub n: usize,
+        pub k: usize,
+        pub a: *const f32,
+        pub a_rs: usize,
+        pub a_cs: usize,
+        pub b: *const f32,
     }
 
     /// Lanes `j..j + 16` that are inside a row of `n` columns.
