@@ -53,7 +53,8 @@ enum Command {
     },
     /// Write a track's train and test data (inputs, targets or labels, the split) as JSON.
     Dataset(dataset::DatasetArgs),
-    /// Time training steps and measure the memory of the checkpointed pass.
+    /// Measure this core's f32 peak, time the fused kernels and training steps against it,
+    /// and measure the memory of the checkpointed pass (--protocol: the default protocol).
     Perf(crate::perf::PerfArgs),
 }
 

@@ -21,7 +21,7 @@ use rdbench_engine::train::dense::{autodiff_grads, dense_grads};
 use rdbench_engine::train::{Tally, TrainSettings, init_population, train_population};
 use web_time::Instant;
 
-/// Flags of `bench`.
+/// Flags of `perf`.
 #[derive(Args, Debug)]
 pub struct PerfArgs {
     /// Compute backend (flex, ndarray, vulkan).
