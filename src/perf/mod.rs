@@ -3,8 +3,6 @@
 //! (counting allocator), and on request the default protocol's wall time per phase and one
 //! training run per arm.
 
-use rdbench_engine::peak;
-
 use crate::alloc_count::peak_during;
 use crate::outln;
 use clap::Args;
@@ -14,6 +12,7 @@ use rdbench_core::track::{self, Track};
 use rdbench_engine::host::Quiet;
 use rdbench_engine::model::kernels::flops;
 use rdbench_engine::model::{self, RecurrentModel};
+use rdbench_engine::peak;
 use rdbench_engine::protocol::rule_for;
 use rdbench_engine::schedule::reversal::checkpointed_grads;
 use rdbench_engine::train::batch::{Batch, DeviceData};
@@ -142,7 +141,7 @@ fn gpu_table(device: &burn::tensor::Device, steps: usize) {
     }
 }
 
-/// `part` of the core's peak, as a percentage column (blank without a peak).
+/// `gflops` as a share of the core's peak, a percentage column (blank without a peak).
 fn of_peak(gflops: f64, peak: Option<&peak::Peak>) -> String {
     peak.map_or(String::new(), |p| format!("{:>6.1}%", 100.0 * gflops / p.gflops))
 }

@@ -34,12 +34,10 @@ pub fn measure() -> Option<Peak> {
     #[cfg(target_arch = "x86_64")]
     {
         type Kernel = unsafe fn(u64) -> f32;
-        let (kernel, lanes, unit): (Kernel, usize, _) = if std::arch::is_x86_feature_detected!("avx512f") {
-            (x86::fma512, 16, "AVX-512 FMA")
-        } else if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            (x86::fma256, 8, "AVX2 FMA")
-        } else {
-            return None;
+        let (kernel, lanes, unit): (Kernel, usize, _) = match crate::model::simd::Width::detected() {
+            crate::model::simd::Width::Avx512 => (x86::fma512, 16, "AVX-512 FMA"),
+            crate::model::simd::Width::Avx2 => (x86::fma256, 8, "AVX2 FMA"),
+            crate::model::simd::Width::Baseline => return None,
         };
         let iters = 10_000_000u64;
         // SAFETY: the CPU has the features the kernel is compiled for (checked above).

@@ -227,26 +227,27 @@ pub fn flops() -> u64 {
     FLOPS.load(Ordering::Relaxed)
 }
 
-/// `dst [m, n]` (row-major) = `dst * keep + a [m, k] · b [k, n]`, through `gemm` (the
-/// matmul burn-flex itself uses, with its runtime SIMD dispatch).
-fn mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat) {
+/// `dst [m, n]` (row-major) = `start + a [m, k] · b [k, n]`: through `small_mm` where it sums
+/// as gemm does, else through `gemm` (the matmul burn-flex itself uses, with its runtime SIMD
+/// dispatch), a start row first copied into each row.
+fn mm(dst: &mut [f32], start: Start, m: usize, n: usize, k: usize, a: Mat, b: Mat) {
     FLOPS.fetch_add((2 * m * n * k) as u64, Ordering::Relaxed);
     let last = |x: Mat, r: usize, c: usize| (r.max(1) - 1) * x.rs + (c.max(1) - 1) * x.cs;
     assert!(dst.len() >= m * n && last(a, m, k) < a.v.len().max(1) && last(b, k, n) < b.v.len().max(1));
     if m == 0 || n == 0 {
         return;
     }
-    if k == 0 {
-        if !keep {
-            dst[..m * n].fill(0.0);
-        }
-        return;
-    }
-    let start = if keep { Start::Dst } else { Start::Zero };
     if b.cs == 1 && uses_small_mm(m, n, k) && small_mm::product(dst, start, m, n, k, a.v, a.rs, a.cs, b.v) {
         return;
     }
-    gemm_mm(dst, keep, m, n, k, a, b);
+    if let Start::Row(row) = start {
+        for r in dst[..m * n].chunks_exact_mut(n) {
+            r.copy_from_slice(&row[..n]);
+        }
+    }
+    if k > 0 {
+        gemm_mm(dst, m, n, k, a, b);
+    }
 }
 
 /// Whether [`mm`] takes `small_mm` (when the CPU has AVX-512 and `b` is row-major): not for
@@ -263,8 +264,8 @@ fn gemm_dots(m: usize, n: usize) -> bool {
     m * n <= 16 * 16
 }
 
-/// [`mm`] through gemm.
-fn gemm_mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b: Mat) {
+/// `dst += a · b` through gemm.
+fn gemm_mm(dst: &mut [f32], m: usize, n: usize, k: usize, a: Mat, b: Mat) {
     // SAFETY: the assert bounds every element gemm reads or writes through these strides.
     unsafe {
         gemm::gemm(
@@ -274,7 +275,7 @@ fn gemm_mm(dst: &mut [f32], keep: bool, m: usize, n: usize, k: usize, a: Mat, b:
             dst.as_mut_ptr(),
             1,
             n as isize,
-            keep,
+            true,
             a.v.as_ptr(),
             a.cs as isize,
             a.rs as isize,
@@ -300,14 +301,7 @@ pub fn hidden_product(out: &mut [f32], h: &[f32], w_hh: &[f32], b_hh: &[f32], ro
 
 /// `out[n, :] = a[n, :] · w + b` (row-major `a [N, K]`, `w [K, M]`, `b [M]`).
 fn affine(out: &mut [f32], a: &[f32], w: &[f32], b: &[f32], n: usize, k: usize, m: usize) {
-    if uses_small_mm(n, m, k) && small_mm::product(out, Start::Row(b), n, m, k, a, k, 1, w) {
-        FLOPS.fetch_add((2 * m * n * k) as u64, Ordering::Relaxed);
-        return;
-    }
-    for row in out[..n * m].chunks_exact_mut(m) {
-        row.copy_from_slice(b);
-    }
-    mm(out, true, n, m, k, Mat::rows(a, k), Mat::rows(w, m));
+    mm(out, Start::Row(b), n, m, k, Mat::rows(a, k), Mat::rows(w, m));
 }
 
 /// Add the column sums of `g [N, M]` to `acc [M]`.
@@ -679,20 +673,20 @@ impl GruHostVjp for Flex {
                 // Readout p = h' w_o + b_o and its loss term's gradient dp.
                 affine(&mut dp, &h_new, wo, run_of(b_o, run, o), n, hid, o);
                 readout_grad(&mut dp, run_of(y, run, n * o), o, loss, scale);
-                mm(run_of_mut(&mut g_w_o, run, hid * o), true, hid, o, n, Mat::t(&h_new, hid), Mat::rows(&dp, o));
+                mm(run_of_mut(&mut g_w_o, run, hid * o), Start::Dst, hid, o, n, Mat::t(&h_new, hid), Mat::rows(&dp, o));
                 add_col_sums(run_of_mut(&mut g_b_o, run, o), &dp, o);
-                mm(&mut dh_new, true, n, hid, o, Mat::rows(&dp, o), Mat::t(wo, o));
+                mm(&mut dh_new, Start::Dst, n, hid, o, Mat::rows(&dp, o), Mat::t(wo, o));
             }
             // Through h' = n + z (h - n) and the gates.
             let dhp = run_of_mut(&mut dh_prev, run, n * hid);
             gates_vjp(&mut dgi, &mut dgh, dhp, &dh_new, &gh, &hn, hp, hid);
-            mm(run_of_mut(&mut g_w_ih, run, f * h3), true, f, h3, n, Mat::t(xr, f), Mat::rows(&dgi, h3));
+            mm(run_of_mut(&mut g_w_ih, run, f * h3), Start::Dst, f, h3, n, Mat::t(xr, f), Mat::rows(&dgi, h3));
             add_col_sums(run_of_mut(&mut g_b_ih, run, h3), &dgi, h3);
-            mm(run_of_mut(&mut g_w_hh, run, hid * h3), true, hid, h3, n, Mat::t(hp, hid), Mat::rows(&dgh, h3));
+            mm(run_of_mut(&mut g_w_hh, run, hid * h3), Start::Dst, hid, h3, n, Mat::t(hp, hid), Mat::rows(&dgh, h3));
             add_col_sums(run_of_mut(&mut g_b_hh, run, h3), &dgh, h3);
             if gemm_dots(n, hid) {
                 // A batch this small gemm sums as dot products: keep its order.
-                mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::t(wh, h3));
+                mm(dhp, Start::Dst, n, hid, h3, Mat::rows(&dgh, h3), Mat::t(wh, h3));
             } else {
                 // W_hh^T row-major, so that the product takes `small_mm` (the same sums as gemm's
                 // on the transposed view at this size).
@@ -701,7 +695,7 @@ impl GruHostVjp for Flex {
                         wh_t[c * hid + r] = *w;
                     }
                 }
-                mm(dhp, true, n, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
+                mm(dhp, Start::Dst, n, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
             }
         }
         let grads = GruTensors {
@@ -755,7 +749,7 @@ mod tests {
     /// `small_mm` is gemm bit for bit on every shape `mm` gives it: `a` row-major (the hidden
     /// and readout products) and transposed (the weight gradients), from 2 to 40 rows (whole
     /// and partial tiles, gemm's dot-product sizes included), columns from 2 to 96, k from 3
-    /// to 96, added to `dst`, to nothing and to a bias row. And the VJP's transposed product:
+    /// to 96, added to `dst` and to a bias row. And the VJP's transposed product:
     /// above gemm's dot-product sizes, gemm on W_hh^T copied row-major is gemm on the view.
     #[test]
     fn small_mm_is_gemm_bit_for_bit() {
@@ -770,14 +764,13 @@ mod tests {
                         let (a, b, start, row) = (vals(m * k), vals(k * n), vals(m * n), vals(n));
                         let am = if transposed { Mat::t(&a, m) } else { Mat::rows(&a, k) };
                         let bias_rows: Vec<f32> = row.iter().copied().cycle().take(m * n).collect();
-                        for (what, from, keep, start_as) in [
-                            ("added to dst", &start, true, Start::Dst),
-                            ("alone", &start, false, Start::Zero),
-                            ("added to a bias row", &bias_rows, true, Start::Row(&row)),
+                        for (what, from, start_as) in [
+                            ("added to dst", &start, Start::Dst),
+                            ("added to a bias row", &bias_rows, Start::Row(&row)),
                         ] {
                             cases += 1;
                             let (mut want, mut got) = (from.clone(), start.clone());
-                            gemm_mm(&mut want, keep, m, n, k, am, Mat::rows(&b, n));
+                            gemm_mm(&mut want, m, n, k, am, Mat::rows(&b, n));
                             if small_mm::product(&mut got, start_as, m, n, k, &a, am.rs, am.cs, &b) {
                                 taken += 1;
                                 let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
@@ -791,9 +784,8 @@ mod tests {
                 }
             }
         }
-        // Natively on a CPU with AVX-512 every case ran (this machine and CI have it).
-        #[cfg(target_arch = "x86_64")]
-        if simd::wide_allowed() && std::arch::is_x86_feature_detected!("avx512f") {
+        // On a CPU with AVX-512 every case ran (this machine and CI have it).
+        if simd::Width::used() == simd::Width::Avx512 {
             assert_eq!(taken, cases);
         }
         // dh_prev's product: [rows, 3H] . W_hh^T for the batch sizes the tracks train with.
@@ -803,8 +795,8 @@ mod tests {
             let (dgh, wh, start) = (vals(rows * h3), vals(hid * h3), vals(rows * hid));
             let wh_t: Vec<f32> = (0..h3 * hid).map(|i| wh[(i % hid) * h3 + i / hid]).collect();
             let (mut view, mut copy) = (start.clone(), start);
-            gemm_mm(&mut view, true, rows, hid, h3, Mat::rows(&dgh, h3), Mat::t(&wh, h3));
-            gemm_mm(&mut copy, true, rows, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
+            gemm_mm(&mut view, rows, hid, h3, Mat::rows(&dgh, h3), Mat::t(&wh, h3));
+            gemm_mm(&mut copy, rows, hid, h3, Mat::rows(&dgh, h3), Mat::rows(&wh_t, hid));
             assert!(view.iter().zip(&copy).all(|(a, b)| a.to_bits() == b.to_bits()), "{rows} rows: W_hh^T copied");
         }
     }

@@ -34,43 +34,70 @@ pub fn wide_allowed() -> bool {
     *WIDE.get_or_init(|| from_env().unwrap_or(true))
 }
 
-/// Run `f` compiled for the widest SIMD this CPU has (`f` and what it calls must be
-/// `#[inline(always)]` to be compiled into that copy).
+/// A SIMD width the kernels can be compiled for: the one place that asks the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// AVX-512 (16 f32 lanes, with FMA).
+    Avx512,
+    /// AVX2 with FMA (8 lanes).
+    Avx2,
+    /// The target's baseline: SSE2 natively, simd128 in wasm (4 lanes, no FMA).
+    Baseline,
+}
+
+impl Width {
+    /// What this CPU has (AVX2 counts only with FMA), whatever `RDBENCH_SIMD` says.
+    pub fn detected() -> Width {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Width::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                return Width::Avx2;
+            }
+        }
+        Width::Baseline
+    }
+
+    /// What the kernels use: [`Width::detected`], or the baseline under
+    /// `RDBENCH_SIMD=baseline`.
+    pub fn used() -> Width {
+        if wide_allowed() { Width::detected() } else { Width::Baseline }
+    }
+
+    /// In words, for the benchmark's header.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Width::Avx512 => "AVX-512 (16 f32 lanes)",
+            Width::Avx2 => "AVX2 (8 f32 lanes)",
+            Width::Baseline if cfg!(target_arch = "wasm32") => "wasm simd128 (4 f32 lanes)",
+            Width::Baseline => "SSE2 (4 f32 lanes)",
+        }
+    }
+}
+
+/// Run `f` compiled for [`Width::used`] (`f` and what it calls must be `#[inline(always)]` to
+/// be compiled into that copy).
 #[inline(always)]
 pub fn widest<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if wide_allowed() {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has the features the copy is compiled for.
-            return unsafe { avx512(f) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: as above.
-            return unsafe { avx2(f) };
-        }
+    match Width::used() {
+        // SAFETY: the CPU has the features each copy is compiled for (`Width::detected`).
+        Width::Avx512 => return unsafe { avx512(f) },
+        Width::Avx2 => return unsafe { avx2(f) },
+        Width::Baseline => {}
     }
     f()
 }
 
-/// The SIMD level [`widest`] uses on this CPU, for the benchmark's header.
-pub fn level() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if !wide_allowed() {
-            return "SSE2 (4 f32 lanes, capped by RDBENCH_SIMD=baseline)";
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return "AVX-512 (16 f32 lanes)";
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return "AVX2 (8 f32 lanes)";
-        }
-        "SSE2 (4 f32 lanes)"
+/// The width [`widest`] uses here, in words (and whether `RDBENCH_SIMD` capped it).
+pub fn level() -> String {
+    let used = Width::used();
+    if used != Width::detected() {
+        return format!("{}, capped by {ENV}=baseline", used.describe());
     }
-    #[cfg(target_arch = "wasm32")]
-    return "wasm simd128 (4 f32 lanes)";
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
-    "the target's baseline"
+    used.describe().to_string()
 }
 
 #[cfg(target_arch = "x86_64")]

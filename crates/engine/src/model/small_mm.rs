@@ -12,8 +12,6 @@
 /// What a product is added to.
 #[derive(Clone, Copy)]
 pub enum Start<'a> {
-    /// Nothing: `dst = a · b`.
-    Zero,
     /// `dst` itself: `dst += a · b`.
     Dst,
     /// The same row in every row (a bias `[n]`): `dst = row + a · b`, as gemm's `dst += a · b`
@@ -45,10 +43,9 @@ pub fn product(
         _ => std::ptr::null(),
     };
     #[cfg(target_arch = "x86_64")]
-    if super::simd::wide_allowed() && std::arch::is_x86_feature_detected!("avx512f") {
-        let keep = matches!(start, Start::Dst);
+    if super::simd::Width::used() == super::simd::Width::Avx512 {
         // SAFETY: the CPU has AVX-512F; the asserts bound every element read and written.
-        let x = avx512::Operands { dst: dst.as_mut_ptr(), keep, row, n, k, a: a.as_ptr(), a_rs, a_cs, b: b.as_ptr() };
+        let x = avx512::Operands { dst: dst.as_mut_ptr(), row, n, k, a: a.as_ptr(), a_rs, a_cs, b: b.as_ptr() };
         unsafe { avx512::product(&x, m) };
         return true;
     }
@@ -82,9 +79,7 @@ mod avx512 {
     /// The operands of one product (`dst [m, n] = start + a [m, k] · b [k, n]`).
     pub struct Operands {
         pub dst: *mut f32,
-        /// Add to `dst`'s own values.
-        pub keep: bool,
-        /// Or, if not null, to this row `[n]` in every row.
+        /// The start row `[n]` added in every row, or null: add to `dst`'s own values.
         pub row: *const f32,
         pub n: usize,
         pub k: usize,
@@ -143,13 +138,8 @@ mod avx512 {
                 for (r, acc) in acc.iter().enumerate() {
                     for v in 0..V {
                         let d = self.dst.add((i + r) * self.n + j + v * L);
-                        let out = if self.keep {
-                            _mm512_add_ps(_mm512_maskz_loadu_ps(masks[v], d), acc[v])
-                        } else if !self.row.is_null() {
-                            _mm512_add_ps(_mm512_maskz_loadu_ps(masks[v], self.row.add(j + v * L)), acc[v])
-                        } else {
-                            acc[v]
-                        };
+                        let from = if self.row.is_null() { d.cast_const() } else { self.row.add(j + v * L) };
+                        let out = _mm512_add_ps(_mm512_maskz_loadu_ps(masks[v], from), acc[v]);
                         _mm512_mask_storeu_ps(d, masks[v], out);
                     }
                 }
