@@ -5,7 +5,7 @@ Run once (needs torch, scipy, numpy, mnist1d for its fixtures; revolve_schedules
 checkpoint-schedules):
 python3 tools/make_fixtures.py [NAME ...]
 Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch,revolve_schedules,
-numpy_legacy,mnist1d,...}.json, or only
+numpy_legacy,mnist1d,classify_torch,mnist1d_lengths,adding_torch}.json, or only
 the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
 fixture does not rewrite the committed others. CI does not run this: the outputs are
 committed. Versions used are recorded in each file.
@@ -581,6 +581,105 @@ def mnist1d_fixture():
     return out
 
 
+def mnist1d_lengths_fixture():
+    """The PyPI package mnist1d's make_dataset(get_dataset_args()) at other final_seq_length
+    values than the default 40 (seed 42): the resampling to the final length is then exercised."""
+    import importlib.metadata
+
+    from mnist1d.data import get_dataset_args, make_dataset
+
+    out = {"about": "mnist1d.data.make_dataset(get_dataset_args()) with args.final_seq_length = LENGTH and "
+                    "args.seed = 42: every label, a few whole examples (float64), and sums over the whole set: "
+                    "sum x, sum x^2 and sum x * (row index + 1) * (step + 1) / 1e4, per split.",
+           "mnist1d_version": importlib.metadata.version("mnist1d"),
+           "seed": 42,
+           "lengths": {}}
+    for length in (60, 120):
+        args = get_dataset_args()
+        args.seed = 42
+        args.final_seq_length = length
+        d = make_dataset(args)
+        assert d["x"].shape[1] == length
+
+        def sums(x):
+            w = np.outer(np.arange(1, x.shape[0] + 1), np.arange(1, x.shape[1] + 1)) / 1e4
+            return {"sum": float(x.sum()), "sum_sq": float((x ** 2).sum()), "weighted": float((x * w).sum())}
+
+        out["lengths"][str(length)] = {
+            "y": d["y"].tolist(), "y_test": d["y_test"].tolist(),
+            "x_rows": {str(i): d["x"][i].tolist() for i in (0, 1, 3999)},
+            "x_test_rows": {str(i): d["x_test"][i].tolist() for i in (0, 999)},
+            "train": sums(d["x"]), "test": sums(d["x_test"]),
+        }
+    return out
+
+
+def adding_torch_fixture():
+    """Both models on a last-step regression shaped like the adding problem: nn.GRU and
+    rev_ode_small read out at the last step only, the MSE of that readout against the sum of
+    the two marked values; loss, prediction and every parameter gradient in float64 (weights,
+    inputs and targets rounded to float32 first)."""
+    B, T, F, O = 3, 7, 2, 1
+    rng = np.random.default_rng(19)
+    values = rng.uniform(0.0, 1.0, size=(B, T))
+    marks = np.zeros((B, T))
+    for b in range(B):  # one marker in each half, so the two never coincide
+        marks[b, rng.integers(0, T // 2)] = 1.0
+        marks[b, rng.integers(T // 2, T)] = 1.0
+    x = f32_exact(np.stack([values, marks], axis=2))  # [B, T, 2]
+    y = f32_exact((x[:, :, 0] * x[:, :, 1]).sum(1, keepdim=True))  # [B, 1]
+    assert torch.equal(x[:, :, 1].sum(1), torch.full((B,), 2.0, dtype=torch.float64))
+
+    H = 5
+    gru = torch.nn.GRU(F, H, batch_first=True).double()
+    lin = torch.nn.Linear(H, O).double()
+    with torch.no_grad():
+        for p in list(gru.parameters()) + list(lin.parameters()):
+            p.copy_(f32_exact(rng.uniform(-0.8, 0.8, size=tuple(p.shape))))
+    states, _ = gru(x, torch.zeros(1, B, H, dtype=torch.float64))
+    pred = lin(states[:, -1])
+    loss = torch.mean((pred - y) ** 2)
+    loss.backward()
+    gru_out = {
+        "H": H,
+        "weight_ih": tolist(gru.weight_ih_l0), "weight_hh": tolist(gru.weight_hh_l0),
+        "bias_ih": tolist(gru.bias_ih_l0), "bias_hh": tolist(gru.bias_hh_l0),
+        "out_weight": tolist(lin.weight), "out_bias": tolist(lin.bias),
+        "pred": tolist(pred), "loss": loss.item(),
+        "grad_weight_ih": tolist(gru.weight_ih_l0.grad), "grad_weight_hh": tolist(gru.weight_hh_l0.grad),
+        "grad_bias_ih": tolist(gru.bias_ih_l0.grad), "grad_bias_hh": tolist(gru.bias_hh_l0.grad),
+        "grad_out_weight": tolist(lin.weight.grad), "grad_out_bias": tolist(lin.bias.grad),
+    }
+
+    H, R_MAX, RANK = 8, 3, 2
+    H2 = H // 2
+    shapes = {"u_f": (R_MAX, H2), "v_f": (H2, R_MAX), "w_f": (F, H2), "d_f": (1, H2),
+              "u_g": (R_MAX, H2), "v_g": (H2, R_MAX), "w_g": (F, H2), "d_g": (1, H2),
+              "w_o": (H, O), "b_o": (1, O)}
+    mask = torch.tensor([[1.0]] * RANK + [[0.0]] * (R_MAX - RANK), dtype=torch.float64)
+    p = {k: f32_exact(rng.uniform(-0.8, 0.8, size=shapes[k])) for k in REV_ODE_PARAMS}
+    for k in ("u_f", "u_g"):
+        p[k][RANK:] = 0.0
+    p = {k: v.requires_grad_(True) for k, v in p.items()}
+    states, _ = rev_ode_forward(p, mask, x)
+    pred = states[:, -1] @ p["w_o"] + p["b_o"]  # one target from two inputs: the readout is not residual
+    loss = torch.mean((pred - y) ** 2)
+    loss.backward()
+    rev_out = {"H": H, "r_max": R_MAX, "rank": RANK, "mask": tolist(mask),
+               "params": {k: tolist(v) for k, v in p.items()},
+               "grads": {k: tolist(v.grad) for k, v in p.items()},
+               "pred": tolist(pred), "loss": loss.item()}
+    return {
+        "about": "MSE of the last step's readout only, mean over B and the O = 1 output, on adding-problem "
+                 "sequences: x[b][t] = (value in [0, 1), marker), the marker 1 at one step of the first half "
+                 "(t < T/2) and one of the second; y[b] = the sum of the two marked values. gru: torch layout "
+                 "(nn.GRU + nn.Linear); rev_ode: the engine's row layout as in rev_ode_torch, readout h_T w_o + b_o.",
+        "F": F, "T": T, "B": B, "O": O,
+        "x": tolist(x), "y": tolist(y),
+        "gru": gru_out, "rev_ode": rev_out,
+    }
+
+
 FIXTURES = {
     "gru_torch": gru_fixture,
     "adam_torch": adam_fixture,
@@ -591,6 +690,8 @@ FIXTURES = {
     "numpy_legacy": numpy_legacy_fixture,
     "mnist1d": mnist1d_fixture,
     "classify_torch": classify_torch_fixture,
+    "mnist1d_lengths": mnist1d_lengths_fixture,
+    "adding_torch": adding_torch_fixture,
 }
 
 

@@ -1,8 +1,8 @@
 //! Track `mnist1d` against the PyPI package and its numpy/scipy building blocks
-//! (`tools/make_fixtures.py numpy_legacy mnist1d`).
+//! (`tools/make_fixtures.py numpy_legacy mnist1d mnist1d_lengths`).
 
 use rdbench_track::legacy_random::LegacyRandom;
-use rdbench_track::mnist1d::{Mnist1dArgs, make_dataset, templates};
+use rdbench_track::mnist1d::{Mnist1dArgs, Mnist1dData, make_dataset, templates};
 use rdbench_track::signal::{gaussian_filter1d, interp, linspace, mean, std};
 use rdbench_track::{Mnist1d, Task, Track};
 use serde_json::Value;
@@ -83,6 +83,31 @@ fn signal_operations_match_numpy_and_scipy() {
     assert!((std(&big) - m["std"].as_f64().unwrap()).abs() < 1e-15);
 }
 
+/// `d` against one entry of a make_dataset fixture (labels, whole rows, sums per split);
+/// `what` names the case in failures.
+fn assert_matches_package(d: &Mnist1dData, want: &Value, what: &str) {
+    let labels = |v: &[u8]| v.iter().map(|&c| c as u64).collect::<Vec<_>>();
+    assert_eq!(labels(&d.y), ints(&want["y"]), "{what}: train labels");
+    assert_eq!(labels(&d.y_test), ints(&want["y_test"]), "{what}: test labels");
+    for (rows, x, key) in [("x_rows", &d.x, "train"), ("x_test_rows", &d.x_test, "test")] {
+        for (i, row) in want[rows].as_object().unwrap() {
+            let i: usize = i.parse().unwrap();
+            assert_close(&x[i * d.len..(i + 1) * d.len], &floats(row), 1e-9, &format!("{what} {key} {i}"));
+        }
+        let n = x.len() / d.len;
+        let weighted: f64 = (0..n)
+            .flat_map(|r| (0..d.len).map(move |c| (r, c)))
+            .map(|(r, c)| x[r * d.len + c] * ((r + 1) * (c + 1)) as f64 / 1e4)
+            .sum();
+        let sums = &want[key];
+        let sq: f64 = x.iter().map(|v| v * v).sum();
+        for (got, name) in [(x.iter().sum::<f64>(), "sum"), (sq, "sum_sq"), (weighted, "weighted")] {
+            let w = sums[name].as_f64().unwrap();
+            assert!((got - w).abs() < 1e-9 * w.abs().max(1.0) * 1e3, "{what} {key} {name}: {got} vs {w}");
+        }
+    }
+}
+
 #[test]
 fn the_dataset_is_the_packages_for_each_seed() {
     let f = fixture("mnist1d.json");
@@ -91,27 +116,19 @@ fn the_dataset_is_the_packages_for_each_seed() {
     }
     let args = Mnist1dArgs::default();
     for (seed, want) in f["seeds"].as_object().unwrap() {
-        let d = make_dataset(&args, seed.parse().unwrap());
-        let labels = |v: &[u8]| v.iter().map(|&c| c as u64).collect::<Vec<_>>();
-        assert_eq!(labels(&d.y), ints(&want["y"]), "seed {seed}: train labels");
-        assert_eq!(labels(&d.y_test), ints(&want["y_test"]), "seed {seed}: test labels");
-        for (rows, x, key) in [("x_rows", &d.x, "train"), ("x_test_rows", &d.x_test, "test")] {
-            for (i, row) in want[rows].as_object().unwrap() {
-                let i: usize = i.parse().unwrap();
-                assert_close(&x[i * d.len..(i + 1) * d.len], &floats(row), 1e-9, &format!("seed {seed} {key} {i}"));
-            }
-            let n = x.len() / d.len;
-            let weighted: f64 = (0..n)
-                .flat_map(|r| (0..d.len).map(move |c| (r, c)))
-                .map(|(r, c)| x[r * d.len + c] * ((r + 1) * (c + 1)) as f64 / 1e4)
-                .sum();
-            let sums = &want[key];
-            let sq: f64 = x.iter().map(|v| v * v).sum();
-            for (got, name) in [(x.iter().sum::<f64>(), "sum"), (sq, "sum_sq"), (weighted, "weighted")] {
-                let w = sums[name].as_f64().unwrap();
-                assert!((got - w).abs() < 1e-9 * w.abs().max(1.0) * 1e3, "seed {seed} {key} {name}: {got} vs {w}");
-            }
-        }
+        assert_matches_package(&make_dataset(&args, seed.parse().unwrap()), want, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn make_dataset_matches_the_package_at_other_lengths() {
+    let f = fixture("mnist1d_lengths.json");
+    let seed = f["seed"].as_u64().unwrap() as u32;
+    for (len, want) in f["lengths"].as_object().unwrap() {
+        let final_seq_length: usize = len.parse().unwrap();
+        let d = make_dataset(&Mnist1dArgs { final_seq_length, ..Default::default() }, seed);
+        assert_eq!(d.len, final_seq_length, "length {len}: steps per example");
+        assert_matches_package(&d, want, &format!("length {len}"));
     }
 }
 
