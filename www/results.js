@@ -162,6 +162,10 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
       const [name, b, i] = c.secondary;
       fact(dl, 'secondary', `${name} (baseline / idea, lower is better)`, c.secondary, `${num(b)} / ${num(i)}`);
     }
+    if (c.reference) {
+      const [name, value] = c.reference;
+      fact(dl, 'reference', `trivial predictor (${name})`, c.reference, `${c.metric} ${num(value)}`);
+    }
     if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, num(c.wilcoxon_p));
     if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, num(c.effect_size_dz));
     fact(dl, 'best_lr_baseline', 'best lr (baseline / idea)', c.best_lr_baseline, `${num(c.best_lr_baseline)} / ${num(c.best_lr_idea)}`);

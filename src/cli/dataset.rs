@@ -10,9 +10,12 @@ use std::path::PathBuf;
 /// Flags of `dataset`.
 #[derive(clap::Args, Debug)]
 pub struct DatasetArgs {
-    /// The track (a name of the track registry: dynamics, mnist1d).
+    /// The track (a name of the track registry: dynamics, mnist1d, adding).
     #[arg(long, default_value = "dynamics")]
     track: String,
+    /// Time steps per sequence (as `run --seq-len`; 0 = the track's default).
+    #[arg(long = "seq-len", default_value = "0")]
+    seq_len: String,
     /// Seed of the track's generator (as `run --data-seed`; mnist1d: the package's seed).
     #[arg(long = "data-seed", default_value = "0")]
     data_seed: String,
@@ -40,10 +43,10 @@ fn arrays(d: &Dataset) -> Value {
 
 /// The export of `cfg`'s track, data seed and train size.
 pub fn export(cfg: &BenchConfig) -> Value {
-    let track = track::by_name(&cfg.track).expect("a validated config names a track");
-    let task = track.task();
+    let ctx = cfg.resolve().expect("a validated config");
+    let (track, task) = (&ctx.track, ctx.task);
     let data = track.generate(cfg.data_seed);
-    let n = cfg.train_sequences().expect("a validated config names a track");
+    let n = ctx.train_sequences;
     let val = track::validation_size(n);
     json!({
         "track": cfg.track,
@@ -55,9 +58,10 @@ pub fn export(cfg: &BenchConfig) -> Value {
             "readout": task.readout(),
             "metric": task.test_metric(),
             "metric_direction": task.direction().as_str(),
-            "classes": match task { Task::Classification { classes } => Some(classes), Task::Regression => None },
+            "classes": task.classes(),
             "targets": match task {
                 Task::Regression => "y[n][t][f]: the target of every step",
+                Task::LastStepRegression => "y[n][1][f]: one target per sequence, read out at the last step",
                 Task::Classification { .. } => "labels[n]: the class of each sequence, read out at the last step",
             },
         },
@@ -76,7 +80,12 @@ pub fn export(cfg: &BenchConfig) -> Value {
 }
 
 pub fn dataset(args: &DatasetArgs) -> Result<(), String> {
-    let texts = [("track", &args.track), ("data_seed", &args.data_seed), ("train_size", &args.train_size)];
+    let texts = [
+        ("track", &args.track),
+        ("seq_len", &args.seq_len),
+        ("data_seed", &args.data_seed),
+        ("train_size", &args.train_size),
+    ];
     let cfg = parse_texts(texts.iter().map(|(k, v)| (*k, v.as_str()))).map_err(|errors| {
         errors.iter().map(|e| format!("invalid value for {}: {}", e.flag(), e.message)).collect::<Vec<_>>().join("\n")
     })?;

@@ -83,6 +83,15 @@ pub fn render(r: &Report) -> String {
             num(sec.idea_mean)
         );
     }
+    if let Some(f) = r.task.as_ref().and_then(|t| t.reference.as_ref()) {
+        let _ = writeln!(
+            s,
+            "trivial predictor ({}): {} {} (a model that learned nothing scores this)",
+            f.name,
+            f.metric,
+            num(Some(f.value))
+        );
+    }
 
     let c = &r.comparison;
     let method = r

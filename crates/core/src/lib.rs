@@ -9,6 +9,7 @@
 //! "spec §N" in comments means section N of the bench contract, `docs/SPEC.md`.
 
 pub mod config;
+pub mod context;
 pub mod frontier;
 pub mod mechanism;
 pub mod messages;

@@ -326,7 +326,7 @@ impl Plan {
             .iter()
             .zip(checked)
             .map(|(cfg, recs)| {
-                let direction = crate::track::by_name(&cfg.track).expect("validated").task().direction();
+                let direction = cfg.resolve().expect("validated").task.direction();
                 ARMS.map(|arm: Arm| best_lr(&sweep_means(&cfg.lrs, recs, arm), direction).expect("validated: lrs"))
             })
             .collect();

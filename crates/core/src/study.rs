@@ -219,7 +219,7 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         memory_saved_measured: measured.2,
         mean_peak_bytes_checkpointed: measured.0,
         mean_peak_bytes_dense: measured.1,
-        metric: task.unwrap_or(crate::track::Task::Regression).test_metric(),
+        metric: task.map(|t| t.test_metric()).unwrap_or_default(),
         metric_direction: r.metric_direction.clone(),
         baseline_metric: r.baseline.full.mean,
         idea_metric: r.idea.mean,
@@ -319,14 +319,15 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
     };
     let per_model = pool_by(&models, |c| &c.model);
     let per_track = pool_by(&tracks, |c| &c.track);
-    // One frontier per track and model: the tracks' sequences differ in length.
+    // One frontier per track and model: the tracks' sequences differ in length (a study's
+    // benches share the config's `seq_len`, so one track's benches share one T).
     let frontier = tracks
         .iter()
         .flat_map(|t| models.iter().map(move |m| (t, m)))
         .filter_map(|(t, m)| {
             let of = |c: &BenchConfig| &c.track == t && &c.model == m;
             let runs: Vec<RunRecord> = pairs.iter().filter(|(_, c)| of(c)).flat_map(|(r, _)| idea_full(r)).collect();
-            let len = crate::track::by_name(t).map_or(0, |tr| tr.seq_len());
+            let len = pairs.iter().find(|(_, c)| of(c)).and_then(|(_, c)| c.resolved_seq_len()).unwrap_or(0);
             crate::frontier::build(len, &runs).map(|frontier| ModelFrontier {
                 track: t.clone(),
                 model: m.clone(),

@@ -5,7 +5,7 @@
 use crate::backend::Backend;
 use crate::error::EngineError;
 use crate::host::{Event, Host};
-use crate::model;
+
 use crate::train::batch::DeviceData;
 use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Tally, TrainSettings, train_population};
@@ -56,12 +56,10 @@ pub async fn calibrate(
     budget: Duration,
     workers: usize,
 ) -> Result<Calibration, EngineError> {
-    cfg.validate()?;
-    let track = track::by_name(&cfg.track).expect("validated");
-    let model = model::by_name(&cfg.model, &crate::protocol::model_shape(cfg, &*track))
-        .map_err(|e| EngineError::from(rdbench_core::config::ConfigError::new("model", e)))?;
-    let n_train = cfg.train_sequences().expect("validated");
-    let data = track.generate(cfg.data_seed).with_train(n_train).sweep_split(track::validation_size(n_train));
+    let ctx = cfg.resolve()?;
+    let model = crate::protocol::build_model(&ctx)?;
+    let n_train = ctx.train_sequences;
+    let data = ctx.track.generate(cfg.data_seed).with_train(n_train).sweep_split(track::validation_size(n_train));
     let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
     let specs: Vec<RunSpec> = (0..runs.max(1) as u64)
         .map(|seed| RunSpec { arm: Arm::Baseline, phase: Phase::Sweep, lr: cfg.lrs[0], seed })

@@ -13,6 +13,7 @@ use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Tally, TrainSettings, train_population};
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::progress::Progress;
 use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec, Slice, full_runs, sweep_runs};
 use rdbench_core::report::sweep::{best_lr, sweep_means};
@@ -53,16 +54,22 @@ pub fn rule_for(arm: Arm, phase: Phase, cfg: &BenchConfig) -> Box<dyn GradientRu
     }
 }
 
-/// The sizes `cfg` builds its model for on `track`.
-pub fn model_shape(cfg: &BenchConfig, track: &dyn track::Track) -> model::ModelShape {
+/// The sizes a resolved bench builds its model for.
+pub fn model_shape(bench: &BenchContext) -> model::ModelShape {
     model::ModelShape {
-        input: track.input_dim(),
-        hidden: cfg.hidden_size,
-        output: track.output_dim(),
-        rank0: cfg.rank_r0,
-        rank_max: cfg.rank_max,
-        task: track.task(),
+        input: bench.track.input_dim(),
+        hidden: bench.cfg.hidden_size,
+        output: bench.track.output_dim(),
+        rank0: bench.cfg.rank_r0,
+        rank_max: bench.cfg.rank_max,
+        task: bench.task,
     }
+}
+
+/// A resolved bench's model.
+pub fn build_model(bench: &BenchContext) -> Result<Box<dyn RecurrentModel>, EngineError> {
+    model::by_name(&bench.cfg.model, &model_shape(bench))
+        .map_err(|e| rdbench_core::config::ConfigError::new("model", e).into())
 }
 
 /// Where a population trains and how its progress is counted: the protocol's scheduler.
@@ -290,7 +297,7 @@ fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epoch
 /// Work units of one run of `arm` in `phase` under a validated `cfg` (a resumed bench's
 /// estimate leaves out those of the runs it reuses).
 pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
-    let full_n = cfg.train_sequences().expect("validated");
+    let full_n = cfg.resolve().expect("validated").train_sequences;
     let n = match phase {
         Phase::Sweep => full_n - track::validation_size(full_n),
         Phase::Full => full_n,
@@ -333,11 +340,10 @@ pub async fn run_phases(
     // Before the scheduler exists nothing has run: nothing is kept beyond the prior runs.
     let stop =
         |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: prior.elapsed_s, fraction_kept: 0.0 };
-    cfg.validate().map_err(|e| stop(e.into()))?;
-    let track = track::by_name(&cfg.track).expect("validated");
+    let ctx = cfg.resolve().map_err(|e| stop(e.into()))?;
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
-    let bench = Prepared::new(cfg, backend).map_err(stop)?;
+    let bench = Prepared::new(&ctx, backend).map_err(stop)?;
     let model = &*bench.model;
     let device = &backend.device;
     let sweep_data = (&bench.sweep.0, &bench.sweep.1);
@@ -379,7 +385,7 @@ pub async fn run_phases(
             .await
             .map_err(|e| scheduler.stopped(e, &runs))?;
         phase_time.insert(format!("{}_sweep", arm.as_str()), t0.elapsed().as_secs_f64());
-        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm), track.task().direction())
+        best[i] = best_lr(&sweep_means(&cfg.lrs, &recs, arm), ctx.task.direction())
             .expect("validated: the lr grid is not empty");
         runs.extend(recs);
     }
@@ -433,12 +439,10 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(cfg: &BenchConfig, backend: &Backend) -> Result<Prepared, EngineError> {
-        let track = track::by_name(&cfg.track).expect("validated");
-        let model = model::by_name(&cfg.model, &model_shape(cfg, &*track))
-            .map_err(|e| rdbench_core::config::ConfigError::new("model", e))?;
-        let n_train = cfg.train_sequences().expect("validated");
-        let data = track.generate(cfg.data_seed).with_train(n_train);
+    fn new(bench: &BenchContext, backend: &Backend) -> Result<Prepared, EngineError> {
+        let model = build_model(bench)?;
+        let n_train = bench.train_sequences;
+        let data = bench.track.generate(bench.cfg.data_seed).with_train(n_train);
         let sweep = data.sweep_split(track::validation_size(n_train));
         let full = data.full_split();
         let device = &backend.device;
@@ -461,8 +465,8 @@ pub async fn train_runs(
     host: &mut dyn Host,
 ) -> Result<Vec<RunRecord>, Stopped> {
     let stop = |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: 0.0, fraction_kept: 0.0 };
-    cfg.validate().map_err(|e| stop(e.into()))?;
-    let bench = Prepared::new(cfg, backend).map_err(stop)?;
+    let ctx = cfg.resolve().map_err(|e| stop(e.into()))?;
+    let bench = Prepared::new(&ctx, backend).map_err(stop)?;
     let mut groups: Vec<((Phase, Arm), Vec<RunSpec>)> = Vec::new();
     for s in specs {
         match groups.iter_mut().find(|(k, _)| *k == (s.phase, s.arm)) {

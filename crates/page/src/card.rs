@@ -72,6 +72,9 @@ pub struct Card {
     /// The track's secondary figure (name, baseline mean, idea mean): the test
     /// cross-entropy of a classification; None for a regression.
     pub secondary: Option<(String, Option<f64>, Option<f64>)>,
+    /// A trivial predictor's test metric (what it predicts, its score): the adding
+    /// problem's "always predicting 1"; None for a track without one.
+    pub reference: Option<(String, f64)>,
     /// Wilcoxon p.
     pub wilcoxon_p: Option<f64>,
     /// d_z.
@@ -289,6 +292,7 @@ pub fn card(r: &Report) -> Card {
             .as_ref()
             .and_then(|t| t.secondary.as_ref())
             .map(|s| (s.name.clone(), s.baseline_mean, s.idea_mean)),
+        reference: r.task.as_ref().and_then(|t| t.reference.as_ref()).map(|f| (f.name.clone(), f.value)),
         wilcoxon_p: st.and_then(|s| s.wilcoxon.as_ref()).and_then(|w| w.p_value),
         effect_size_dz: st.and_then(|s| s.effect_size_dz),
         mechanism_confirmed: r.mechanism_signature.confirmed,
@@ -408,6 +412,7 @@ mod tests {
                 baseline_per_seed: vec![],
                 idea_per_seed: vec![],
             }),
+            reference: None,
         });
         r.comparison.per_seed_diffs = vec![Some(0.02), Some(0.01), Some(0.03), Some(0.02)];
         r.comparison.n_pairs = 4;

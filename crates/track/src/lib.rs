@@ -2,12 +2,14 @@
 //! train/test split of sequences; every run seed sees the same data. A track also says what
 //! the model is asked to do ([`Task`]: the loss, the metric and its direction, the readout).
 
+mod adding;
 pub mod legacy_random;
 pub mod mnist1d;
 mod pendulum;
 pub mod signal;
 mod task;
 
+pub use adding::Adding;
 pub use mnist1d::Mnist1d;
 pub use pendulum::Pendulum;
 pub use task::{Direction, Task};
@@ -125,6 +127,32 @@ pub trait Track: Send + Sync {
     }
     /// Generate the fixed dataset for `data_seed`.
     fn generate(&self, data_seed: u64) -> TrackData;
+    /// A trivial predictor's test metric on the data of `data_seed`, where a reader needs
+    /// one to tell whether a model learned anything (the adding problem's constant 1); None
+    /// for a track without one.
+    fn reference(&self, _data_seed: u64) -> Option<Reference> {
+        None
+    }
+}
+
+/// What a trivial predictor scores on a track's test set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    /// What it predicts ("always predicting 1").
+    pub name: String,
+    /// Its test metric.
+    pub metric: f64,
+}
+
+/// The sequence lengths a track generates: its default and the range a config may ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeqLens {
+    /// T when a config leaves it to the track (`seq_len` 0).
+    pub default: usize,
+    /// Shortest T.
+    pub min: usize,
+    /// Longest T.
+    pub max: usize,
 }
 
 /// One track a config can name: the registry entry the config check, the CLI help and the
@@ -134,17 +162,39 @@ pub struct TrackEntry {
     pub name: &'static str,
     /// What a user sees in a choice list.
     pub label: &'static str,
-    /// Build it.
-    pub build: fn() -> Box<dyn Track>,
+    /// The lengths it generates.
+    pub seq_lens: SeqLens,
+    /// Build it at sequence length T (within `seq_lens`).
+    pub build: fn(usize) -> Box<dyn Track>,
 }
+
+/// The longest sequences any track generates: dense BPTT's memory, not the generators,
+/// limits what fits (the config check estimates it before any work).
+pub const MAX_SEQ_LEN: usize = 20_000;
 
 /// Every track this build knows (a new track: one file plus one line here).
 pub const TRACKS: &[TrackEntry] = &[
-    TrackEntry { name: "dynamics", label: "dynamics (damped pendulum)", build: || Box::new(Pendulum::default()) },
-    TrackEntry { name: "mnist1d", label: "mnist1d (MNIST-1D classification)", build: || Box::new(Mnist1d::default()) },
+    TrackEntry {
+        name: "dynamics",
+        label: "dynamics (damped pendulum)",
+        seq_lens: SeqLens { default: 80, min: 1, max: MAX_SEQ_LEN },
+        build: |t| Box::new(Pendulum::new(t)),
+    },
+    TrackEntry {
+        name: "mnist1d",
+        label: "mnist1d (MNIST-1D classification)",
+        seq_lens: SeqLens { default: 40, min: 2, max: MAX_SEQ_LEN },
+        build: |t| Box::new(Mnist1d::new(t)),
+    },
+    TrackEntry {
+        name: "adding",
+        label: "adding (the adding problem, long memory)",
+        seq_lens: SeqLens { default: 200, min: 2, max: MAX_SEQ_LEN },
+        build: |t| Box::new(Adding::new(t)),
+    },
 ];
 
-/// Look a track up by its config name.
-pub fn by_name(name: &str) -> Option<Box<dyn Track>> {
-    TRACKS.iter().find(|t| t.name == name).map(|t| (t.build)())
+/// The registry entry of a track's config name.
+pub fn entry(name: &str) -> Option<&'static TrackEntry> {
+    TRACKS.iter().find(|t| t.name == name)
 }

@@ -160,12 +160,21 @@ pub fn make_dataset(args: &Mnist1dArgs, seed: u32) -> Mnist1dData {
     }
 }
 
-/// The MNIST-1D track: 4000 train / 1000 test sequences of 40 steps, one feature per step,
-/// ten classes, read out from the last hidden state.
+/// The MNIST-1D track: 4000 train / 1000 test sequences of 40 steps (the package's
+/// `final_seq_length`), one feature per step, ten classes, read out from the last hidden
+/// state.
 #[derive(Clone, Debug, Default)]
 pub struct Mnist1d {
     /// The generator's arguments (the package's defaults).
     pub args: Mnist1dArgs,
+}
+
+impl Mnist1d {
+    /// The package's dataset resampled to `final_seq_length` steps, as `make_dataset` makes
+    /// it with that argument (the other arguments the package's defaults).
+    pub fn new(final_seq_length: usize) -> Self {
+        Mnist1d { args: Mnist1dArgs { final_seq_length, ..Mnist1dArgs::default() } }
+    }
 }
 
 /// Train sequences a bench uses when `train_size` is 0: what fits the machine (the default

@@ -26,11 +26,16 @@ pub struct Pendulum {
 
 impl Default for Pendulum {
     fn default() -> Self {
-        Pendulum { w0_sq: 4.0, gamma: 0.1, h: 0.01, substeps: 10, steps: 80, n_train: 400, n_test: 200 }
+        Pendulum::new(80)
     }
 }
 
 impl Pendulum {
+    /// The spec's pendulum observed for `steps` transitions (T; the spec's is 80).
+    pub fn new(steps: usize) -> Self {
+        Pendulum { w0_sq: 4.0, gamma: 0.1, h: 0.01, substeps: 10, steps, n_train: 400, n_test: 200 }
+    }
+
     fn deriv(&self, theta: f64, omega: f64) -> (f64, f64) {
         (omega, -self.w0_sq * theta.sin() - self.gamma * omega)
     }

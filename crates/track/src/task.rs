@@ -49,6 +49,10 @@ pub enum Task {
     /// Predict every step's target from that step's readout: the loss is the mean squared
     /// error over steps and features, and so is the metric (lower is better).
     Regression,
+    /// Predict one target per sequence from the readout of its last hidden state (the
+    /// adding problem): the loss and the metric are the mean squared error over sequences
+    /// and features (lower is better).
+    LastStepRegression,
     /// Classify each sequence from the readout of its last hidden state: the loss is the
     /// cross-entropy of the softmax, the metric is accuracy (higher is better) and the
     /// cross-entropy is reported beside it.
@@ -62,7 +66,7 @@ impl Task {
     /// Which way the metric improves.
     pub fn direction(self) -> Direction {
         match self {
-            Task::Regression => Direction::LowerIsBetter,
+            Task::Regression | Task::LastStepRegression => Direction::LowerIsBetter,
             Task::Classification { .. } => Direction::HigherIsBetter,
         }
     }
@@ -70,7 +74,7 @@ impl Task {
     /// The metric's name ("MSE", "accuracy"); "test " or "validation " goes before it.
     pub fn metric(self) -> &'static str {
         match self {
-            Task::Regression => "MSE",
+            Task::Regression | Task::LastStepRegression => "MSE",
             Task::Classification { .. } => "accuracy",
         }
     }
@@ -83,7 +87,7 @@ impl Task {
     /// The training loss, as the report spells it.
     pub fn loss(self) -> &'static str {
         match self {
-            Task::Regression => "mse",
+            Task::Regression | Task::LastStepRegression => "mse",
             Task::Classification { .. } => "cross_entropy",
         }
     }
@@ -92,7 +96,7 @@ impl Task {
     /// cross-entropy of a classification (lower is better).
     pub fn secondary(self) -> Option<&'static str> {
         match self {
-            Task::Regression => None,
+            Task::Regression | Task::LastStepRegression => None,
             Task::Classification { .. } => Some("cross-entropy"),
         }
     }
@@ -101,15 +105,30 @@ impl Task {
     pub fn readout(self) -> &'static str {
         match self {
             Task::Regression => "every_step",
-            Task::Classification { .. } => "last_step",
+            Task::LastStepRegression | Task::Classification { .. } => "last_step",
         }
     }
 
     /// Target steps of a sequence of `t` steps.
     pub fn target_steps(self, t: usize) -> usize {
+        if self.every_step() { t } else { 1 }
+    }
+
+    /// Whether the loss reads the model out at every step (else at the last step alone).
+    pub fn every_step(self) -> bool {
+        matches!(self, Task::Regression)
+    }
+
+    /// Whether the targets are numbers to regress (else one-hot classes).
+    pub fn is_regression(self) -> bool {
+        !matches!(self, Task::Classification { .. })
+    }
+
+    /// The report's `classes`: the readout's width of a classification, None otherwise.
+    pub fn classes(self) -> Option<usize> {
         match self {
-            Task::Regression => t,
-            Task::Classification { .. } => 1,
+            Task::Classification { classes } => Some(classes),
+            Task::Regression | Task::LastStepRegression => None,
         }
     }
 }

@@ -67,3 +67,14 @@ fn dataset_is_deterministic_shaped_and_scaled() {
     let full = a.full_split();
     assert_eq!((full.train.n, full.eval.n), (400, 200));
 }
+
+#[test]
+fn the_pendulum_takes_its_length() {
+    let d = Pendulum::new(300).generate(0);
+    assert_eq!((d.train.t, d.train.x.len()), (300, 400 * 300 * 2));
+    // The first 80 steps of a longer rollout are the default rollout's.
+    let short = Pendulum::default().generate(0);
+    for i in [0, 17, 399] {
+        assert_eq!(&d.train.x[i * 600..i * 600 + 160], &short.train.x[i * 160..(i + 1) * 160]);
+    }
+}

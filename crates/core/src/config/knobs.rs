@@ -3,7 +3,7 @@
 
 use super::Policy;
 use crate::models::MODELS;
-use crate::track::{TRACKS, Track};
+use crate::track::{TRACKS, Track, TrackEntry};
 use serde::Serialize;
 
 /// An integer bound that may depend on the configured track.
@@ -13,8 +13,10 @@ pub enum IntBound {
     Fixed(u64),
     /// The sweep's training trajectories (a batch must fit in the smaller split).
     SweepTrainSize,
-    /// The track's sequence length T.
+    /// The sequence length T the config runs at.
     SeqLen,
+    /// The longest sequences the track generates.
+    TrackSeqLen,
     /// The train sequences the track generates.
     TrackTrain,
     /// The largest data seed the track's generator takes (and a page carries exactly).
@@ -22,8 +24,9 @@ pub enum IntBound {
 }
 
 impl IntBound {
-    /// The bound for `track`, with `train_size` the configured one (0: the track's default).
-    pub(super) fn resolve(self, track: &dyn Track, train_size: usize) -> u64 {
+    /// The bound for `track` (of registry entry `entry`), with `train_size` the configured
+    /// one (0: the track's default).
+    pub(crate) fn resolve(self, entry: &TrackEntry, track: &dyn Track, train_size: usize) -> u64 {
         match self {
             IntBound::Fixed(v) => v,
             IntBound::SweepTrainSize => {
@@ -31,6 +34,7 @@ impl IntBound {
                 (n - crate::track::validation_size(n)) as u64
             }
             IntBound::SeqLen => track.seq_len() as u64,
+            IntBound::TrackSeqLen => entry.seq_lens.max as u64,
             IntBound::TrackTrain => track.n_train() as u64,
             IntBound::DataSeed => track.max_data_seed().min(MAX_DATA_SEED),
         }
@@ -256,8 +260,9 @@ pub const KNOBS: &[Knob] = &[
         key: "track",
         label: "Track",
         help: "The task and its metric: dynamics (predict the next pendulum state every step; \
-               test MSE, lower is better) or mnist1d (classify each sequence from its last \
-               state; test accuracy, higher is better).",
+               test MSE, lower is better), mnist1d (classify each sequence from its last \
+               state; test accuracy, higher is better) or adding (the adding problem: the sum \
+               of two marked values, read from the last state; test MSE, lower is better).",
         unit: "",
         kind: KnobKind::Choice(tracks),
         default: "dynamics",
@@ -267,11 +272,26 @@ pub const KNOBS: &[Knob] = &[
         run: true,
     },
     Knob {
+        key: "seq_len",
+        label: "Sequence length T",
+        help: "Time steps per sequence. 0 = the track's default: 80 for dynamics (the rollout), \
+               40 for mnist1d (the package's final_seq_length), 200 for adding. Dense BPTT \
+               stores T + 1 hidden states per sequence: memory grows with T.",
+        unit: "steps",
+        kind: KnobKind::Int { min: 0, max: IntBound::TrackSeqLen },
+        default: "0",
+        flag: "--seq-len",
+        // A box only: 0 means the track's default, and the useful range spans 10 to 10,000.
+        slider: None,
+        advanced: false,
+        run: true,
+    },
+    Knob {
         key: "train_size",
         label: "Training sequences",
         help: "How many of the track's train sequences a bench trains on (the first ones; sweep \
                runs validate on the last fifth of them). 0 = the track's default: all 400 for \
-               dynamics, 1000 of mnist1d's 4000.",
+               dynamics, 1000 of mnist1d's 4000, 200 of adding's 1000.",
         unit: "sequences",
         kind: KnobKind::Int { min: 0, max: IntBound::TrackTrain },
         default: "0",

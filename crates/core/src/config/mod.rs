@@ -71,6 +71,10 @@ pub struct BenchConfig {
     /// (`Track::default_train`). Reports without it read 0: the dynamics track's 400.
     #[serde(default)]
     pub train_size: usize,
+    /// Time steps per sequence; 0 = the track's default (its `SeqLens::default`). Reports
+    /// without it read 0: they ran at the track's default.
+    #[serde(default)]
+    pub seq_len: usize,
 }
 
 /// The train sequences `train_size` means on `track` (0: the track's default).
@@ -147,8 +151,18 @@ impl BenchConfig {
                 errors.push(ConfigError::new(k.key, m));
             }
         }
-        let Some(track) = crate::track::by_name(&self.track) else { return errors };
+        let Some((entry, track)) = self.track_for_checks() else { return errors };
         let clean = |f: &str, errors: &[ConfigError]| !errors.iter().any(|e| e.field == f);
+        let lens = entry.seq_lens;
+        if self.seq_len != 0 && self.seq_len < lens.min && clean("seq_len", &errors) {
+            errors.push(ConfigError::new(
+                "seq_len",
+                format!(
+                    "must be 0 (the track's default, {}) or between {} and {} (got {}): the {} track's limit",
+                    lens.default, lens.min, lens.max, self.seq_len, self.track
+                ),
+            ));
+        }
         // The sweep validates on the last fifth of the train sequences: at least one.
         if (1..5).contains(&self.train_size) && clean("train_size", &errors) {
             errors.push(ConfigError::new(
@@ -161,12 +175,17 @@ impl BenchConfig {
             if let KnobKind::Int { min, max } = k.kind
                 && !matches!(max, IntBound::Fixed(_))
             {
-                let hi = max.resolve(&*track, train_size.min(track.n_train()));
+                let hi = max.resolve(entry, &*track, train_size.min(track.n_train()));
                 let got = v[k.key].as_u64().unwrap_or(0);
                 if got > hi && clean(k.key, &errors) {
                     let mut m = range_msg(min, hi, got);
-                    if matches!(max, IntBound::TrackTrain | IntBound::DataSeed) {
-                        m = format!("{m}: the {} track's limit", self.track);
+                    match max {
+                        IntBound::TrackTrain | IntBound::DataSeed | IntBound::TrackSeqLen => {
+                            m = format!("{m}: the {} track's limit", self.track)
+                        }
+                        // Say why: the bound moves with T, which the user may change.
+                        IntBound::SeqLen => m = format!("{m}: at most the sequence length T = {hi}"),
+                        IntBound::Fixed(_) | IntBound::SweepTrainSize => {}
                     }
                     errors.push(ConfigError::new(k.key, m));
                 }
@@ -215,15 +234,9 @@ impl BenchConfig {
         self.problems().into_iter().next().map_or(Ok(()), Err)
     }
 
-    /// The train sequences this config trains on (`train_size`, or the track's default).
-    /// None for an unknown track.
-    pub fn train_sequences(&self) -> Option<usize> {
-        crate::track::by_name(&self.track).map(|t| train_sequences(self.train_size, &*t))
-    }
-
     /// The track's task (None for an unknown track).
     pub fn task(&self) -> Option<crate::track::Task> {
-        crate::track::by_name(&self.track).map(|t| t.task())
+        crate::context::task_of(&self.track)
     }
 
     /// The shortest decimal spelling of an lr, used as a report key (`"0.001"`).

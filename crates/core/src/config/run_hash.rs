@@ -9,9 +9,18 @@ impl BenchConfig {
     /// Two runs with equal arm, phase, lr, seed, backend and `run_hash` are the same
     /// computation, so a resumed bench may reuse one.
     pub fn run_hash(&self) -> String {
-        let v = serde_json::to_value(self).expect("config serialises");
-        let fields: Vec<(&str, &serde_json::Value)> =
-            KNOBS.iter().filter(|k| k.run).map(|k| (k.key, &v[k.key])).collect();
+        let mut v = serde_json::to_value(self).expect("config serialises");
+        // The length as it runs (0 and the track's default are one computation). At the
+        // track's default it is left out, so runs at the default length keep the hashes
+        // they had before the length was a knob (their journals and reports stay valid).
+        let default_len = crate::track::entry(&self.track).map(|e| e.seq_lens.default);
+        let len = self.resolved_seq_len();
+        v["seq_len"] = serde_json::json!(len.unwrap_or(self.seq_len));
+        let fields: Vec<(&str, &serde_json::Value)> = KNOBS
+            .iter()
+            .filter(|k| k.run && !(k.key == "seq_len" && len.is_some() && len == default_len))
+            .map(|k| (k.key, &v[k.key]))
+            .collect();
         // FNV-1a 64: stable across platforms and builds (std's hasher is not).
         let hash = serde_json::to_string(&fields)
             .expect("values serialise")
@@ -45,6 +54,20 @@ mod tests {
             other => panic!("{key}: no other value for {other}"),
         };
         serde_json::from_value(v).unwrap()
+    }
+
+    /// The track's default length hashes as 0 does, and as a config from before the length
+    /// was a knob did (its hash, computed then, is pinned here); any other length changes it.
+    #[test]
+    fn the_default_length_keeps_the_hash() {
+        let base = BenchConfig::default();
+        assert_eq!(base.run_hash(), "33a5d60ab0c4e16e");
+        assert_eq!(BenchConfig { seq_len: 80, ..base.clone() }.run_hash(), base.run_hash());
+        assert_ne!(BenchConfig { seq_len: 81, ..base.clone() }.run_hash(), base.run_hash());
+        let mnist = BenchConfig { track: "mnist1d".into(), ..base.clone() };
+        assert_eq!(mnist.run_hash(), "5864424129811542");
+        assert_eq!(BenchConfig { seq_len: 40, ..mnist.clone() }.run_hash(), mnist.run_hash());
+        assert_ne!(BenchConfig { seq_len: 80, ..mnist.clone() }.run_hash(), mnist.run_hash());
     }
 
     /// Changing a knob the table marks `run` changes the hash; changing any other does not.

@@ -48,7 +48,7 @@ pub const PRESETS: &[Preset] = &[
 /// The page's schema: knobs, presets and defaults as JSON (served by the charts wasm).
 pub fn schema() -> Value {
     let defaults = serde_json::to_value(BenchConfig::default()).expect("config serialises");
-    let default_track = crate::track::by_name(&BenchConfig::default().track).expect("default track");
+    let (entry, default_track) = BenchConfig::default().track_for_checks().expect("default track");
     let knobs: Vec<Value> = KNOBS
         .iter()
         .map(|k| {
@@ -61,7 +61,7 @@ pub fn schema() -> Value {
                 KnobKind::Int { min, max } => {
                     o["kind"] = json!("int");
                     o["min"] = json!(min);
-                    o["max"] = json!(max.resolve(&*default_track, 0));
+                    o["max"] = json!(max.resolve(entry, &*default_track, 0));
                 }
                 KnobKind::Float { min, max } => {
                     o["kind"] = json!("float");

@@ -40,6 +40,7 @@ fn defaults_are_the_spec_defaults() {
         enrich_window: 5,
         enrich_threshold: 0.05,
         train_size: 0,
+        seq_len: 0,
     };
     assert_eq!(BenchConfig::default(), want);
 }
@@ -191,8 +192,43 @@ fn the_tracks_limits_follow_the_configured_track_and_train_size() {
     let errs = parse_texts([("track", "mnist1d"), ("k_max", "41")]).unwrap_err();
     assert_eq!(errs[0].field, "k_max");
     let cfg = parse_texts([("track", "mnist1d")]).unwrap();
-    assert_eq!((cfg.train_size, cfg.train_sequences()), (0, Some(crate::track::Mnist1d::default().default_train())));
-    assert_eq!(BenchConfig::default().train_sequences(), Some(400));
+    let n = cfg.resolve().unwrap().train_sequences;
+    assert_eq!((cfg.train_size, n), (0, crate::track::Mnist1d::default().default_train()));
+    assert_eq!(BenchConfig::default().resolve().unwrap().train_sequences, 400);
+}
+
+/// `seq_len` 0 is each track's default T; another length is the track's T, within the
+/// track's range, and the knobs bounded by T follow it (the message says why).
+#[test]
+fn the_length_is_a_knob_with_each_tracks_default_and_range() {
+    for (track, default) in [("dynamics", 80), ("mnist1d", 40), ("adding", 200)] {
+        let cfg = parse_texts([("track", track)]).unwrap();
+        let ctx = cfg.resolve().unwrap();
+        assert_eq!((cfg.seq_len, ctx.seq_len, ctx.track.seq_len()), (0, default, default), "{track}");
+        let long = parse_texts([("track", track), ("seq_len", "10000")]).unwrap();
+        assert_eq!(long.resolve().unwrap().track.seq_len(), 10_000, "{track}: the range reaches 10,000");
+        let errs = parse_texts([("track", track), ("seq_len", "20001")]).unwrap_err();
+        assert_eq!(errs[0].field, "seq_len");
+        assert!(errs[0].message.contains(&format!("the {track} track's limit")), "{errs:?}");
+    }
+    let errs = parse_texts([("track", "adding"), ("seq_len", "1")]).unwrap_err();
+    assert_eq!(errs[0].field, "seq_len");
+    assert!(errs[0].message.contains("between 2 and 20000"), "{errs:?}");
+    // k_max follows T: 16 does not fit T = 10, and the message names T.
+    let errs = parse_texts([("seq_len", "10")]).unwrap_err();
+    assert_eq!(errs[0].field, "k_max");
+    assert!(errs[0].message.contains("at most the sequence length T = 10"), "{errs:?}");
+    assert!(parse_texts([("seq_len", "1000"), ("k_max", "500")]).is_ok(), "k_max up to T = 1000");
+    // The CLI names the flag.
+    assert_eq!(ConfigError::new("seq_len", "x").flag(), "--seq-len");
+}
+
+#[test]
+fn a_config_without_seq_len_reads_as_the_tracks_default() {
+    let mut v = serde_json::to_value(BenchConfig::default()).unwrap();
+    v.as_object_mut().unwrap().remove("seq_len");
+    let cfg: BenchConfig = serde_json::from_value(v).unwrap();
+    assert_eq!(cfg, BenchConfig::default());
 }
 
 #[test]

@@ -3,10 +3,11 @@
 
 use super::sweep::{best_lr, sweep_means};
 use super::*;
+use crate::context::BenchContext;
 use crate::mechanism;
 use crate::records::{Arm, Phase};
 use crate::stats::{self, bootstrap, permutation, wilcoxon};
-use crate::track::{Direction, Task};
+use crate::track::Direction;
 
 /// Seed of the Monte Carlo sign-flip test and of the bootstrap.
 pub const STATS_SEED: u64 = 20_240_611;
@@ -121,8 +122,8 @@ fn warnings(runs: &[RunRecord], pairs: &Pairs, backends: &IndexMap<String, usize
 ///
 /// Panics if `cfg.lrs` is empty (`BenchConfig::validate` rejects that).
 pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Environment>) -> Report {
-    let track = crate::track::by_name(&cfg.track);
-    let task = track.as_ref().map_or(Task::Regression, |t| t.task());
+    let ctx = cfg.resolve().expect("build takes a validated config");
+    let task = ctx.task;
     let direction = task.direction();
     let base_sweep = sweep_means(&cfg.lrs, &runs, Arm::Baseline);
     let idea_sweep = sweep_means(&cfg.lrs, &runs, Arm::Idea);
@@ -148,7 +149,7 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         (0..cfg.n_seeds as u64).filter_map(|s| full_run(&runs, Arm::Idea, s)).cloned().collect();
     let (signature, detail) = mechanism::judge(&idea_full, cfg.tau, cfg.policy.as_str());
 
-    let t = track.as_ref().map_or(0, |t| t.seq_len());
+    let t = ctx.seq_len;
     let state_bytes = (cfg.batch_size * cfg.hidden_size * 4) as f64;
     // A diverged run stopped storing states when it stopped: its mean is not comparable.
     let stored: Vec<f64> = idea_full.iter().filter(|r| !r.diverged).filter_map(|r| r.mean_stored_states).collect();
@@ -183,7 +184,7 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         dropped_pairs: pairs.dropped.clone(),
     };
 
-    let task_info = track.as_ref().map(|t| task_info(cfg, &**t, &runs));
+    let task_info = Some(task_info(&ctx, &runs));
     Report {
         bench_version: BENCH_VERSION,
         track: cfg.track.clone(),
@@ -227,9 +228,9 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
 
 /// The report's `task`: the track's task with the bench's sizes, and the secondary figure of
 /// the full runs.
-fn task_info(cfg: &BenchConfig, track: &dyn crate::track::Track, runs: &[RunRecord]) -> TaskInfo {
-    let task = track.task();
-    let n = crate::config::train_sequences(cfg.train_size, track);
+fn task_info(ctx: &BenchContext, runs: &[RunRecord]) -> TaskInfo {
+    let (cfg, track, task) = (&ctx.cfg, &*ctx.track, ctx.task);
+    let n = ctx.train_sequences;
     let secondary = task.secondary().map(|name| {
         let per_seed = |arm: Arm| -> Vec<Option<f64>> {
             (0..cfg.n_seeds as u64).map(|s| full_run(runs, arm, s).and_then(|r| r.secondary_metric)).collect()
@@ -247,14 +248,16 @@ fn task_info(cfg: &BenchConfig, track: &dyn crate::track::Track, runs: &[RunReco
         metric: task.test_metric(),
         loss: task.loss().into(),
         readout: task.readout().into(),
-        classes: match task {
-            Task::Classification { classes } => Some(classes),
-            Task::Regression => None,
-        },
+        classes: task.classes(),
         seq_len: track.seq_len(),
         train_sequences: n,
         validation_sequences: crate::track::validation_size(n),
         test_sequences: track.n_test(),
         secondary,
+        reference: track.reference(cfg.data_seed).map(|r| ReferenceFigure {
+            name: r.name,
+            metric: format!("test {}", task.metric()),
+            value: r.metric,
+        }),
     }
 }

@@ -101,6 +101,21 @@ pub struct TaskInfo {
     pub test_sequences: usize,
     /// The figure beside the metric (test cross-entropy); null for a track without one.
     pub secondary: Option<SecondaryFigure>,
+    /// A trivial predictor's test metric (the adding problem's "always predicting 1"), so a
+    /// reader sees whether the models learned anything; absent for a track without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceFigure>,
+}
+
+/// What a trivial predictor scores on the test set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceFigure {
+    /// What it predicts, e.g. "always predicting 1".
+    pub name: String,
+    /// The metric it is scored by, e.g. "test MSE".
+    pub metric: String,
+    /// Its score.
+    pub value: f64,
 }
 
 /// The track's secondary figure, per arm over the full runs (lower is better).

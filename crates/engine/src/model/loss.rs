@@ -33,7 +33,7 @@ impl StepLoss {
     /// The term for `task` with targets `y` and weight `scale`.
     pub fn of(task: Task, y: Tensor<3>, scale: f32) -> StepLoss {
         match task {
-            Task::Regression => StepLoss::Squared { y, scale },
+            Task::Regression | Task::LastStepRegression => StepLoss::Squared { y, scale },
             Task::Classification { .. } => StepLoss::CrossEntropy { y, scale },
         }
     }
@@ -77,7 +77,7 @@ pub fn cross_entropy(pred: Tensor<3>, y: Tensor<3>) -> Tensor<3> {
 /// Per-run sum `[R, 1, 1]` of `task`'s loss over predictions and targets laid out alike.
 pub fn task_loss(task: Task, pred: Tensor<3>, y: Tensor<3>) -> Tensor<3> {
     match task {
-        Task::Regression => squared_error(pred, y),
+        Task::Regression | Task::LastStepRegression => squared_error(pred, y),
         Task::Classification { .. } => cross_entropy(pred, y),
     }
 }

@@ -110,19 +110,22 @@ impl Batch {
     pub fn loss_scale(&self) -> f32 {
         let [_, sb, f] = self.y_all.dims();
         match self.task {
-            Task::Regression => 1.0 / (sb * f) as f32,
+            Task::Regression | Task::LastStepRegression => 1.0 / (sb * f) as f32,
             Task::Classification { .. } => 1.0 / self.b as f32,
         }
     }
 
     /// The loss term of step `t` (1-based): every step's squared error for a regression,
-    /// the cross-entropy at step T alone for a classification.
+    /// the term at step T alone for a last-step task (a classification's cross-entropy, a
+    /// last-step regression's squared error).
     pub fn loss_at(&self, t: usize) -> StepLoss {
         let scale = self.loss_scale();
-        match self.task {
-            Task::Regression => StepLoss::of(self.task, self.ys[t - 1].clone(), scale),
-            Task::Classification { .. } if t == self.t() => StepLoss::of(self.task, self.ys[0].clone(), scale),
-            Task::Classification { .. } => StepLoss::None,
+        if self.task.every_step() {
+            StepLoss::of(self.task, self.ys[t - 1].clone(), scale)
+        } else if t == self.t() {
+            StepLoss::of(self.task, self.ys[0].clone(), scale)
+        } else {
+            StepLoss::None
         }
     }
 }

@@ -57,7 +57,7 @@ fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) 
     let [r, _, _] = params[0].dims();
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &params[0].device());
     let mut preds = Vec::with_capacity(batch.t());
-    let every_step = batch.task == Task::Regression;
+    let every_step = batch.task.every_step();
     for (i, x) in batch.xs.iter().enumerate() {
         h = model.step(params, h, x.clone());
         if every_step || i + 1 == batch.t() {
@@ -84,7 +84,7 @@ pub fn sequence_figures(model: &dyn RecurrentModel, params: &[Tensor<3>], batch:
     let [r, sb, f] = batch.y_all.dims();
     let pred = predictions(model, params, batch);
     match batch.task {
-        Task::Regression => {
+        Task::Regression | Task::LastStepRegression => {
             let err = pred - batch.y_all.clone();
             // [R, T*B, F] time-major -> [R, T, B, F], summed over T and F.
             err.square().reshape([r, sb / batch.b, batch.b, f]).sum_dim(3).sum_dim(1).reshape([r, batch.b])
@@ -119,7 +119,9 @@ pub async fn evaluate(
     let sum = |c: &[f32]| c.iter().map(|&v| v as f64).sum::<f64>();
     Ok(v.chunks(v.len() / r)
         .map(|c| match batch.task {
-            Task::Regression => Evaluation { metric: sum(c) / (sb * f) as f64, secondary: None },
+            Task::Regression | Task::LastStepRegression => {
+                Evaluation { metric: sum(c) / (sb * f) as f64, secondary: None }
+            }
             Task::Classification { .. } => {
                 let (ce, hit) = c.split_at(batch.b);
                 Evaluation { metric: sum(hit) / batch.b as f64, secondary: Some(sum(ce) / batch.b as f64) }

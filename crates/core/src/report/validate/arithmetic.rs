@@ -43,7 +43,7 @@ pub(super) fn check(r: &Report, c: &mut Checker) {
 /// config names its track in `track`; the dynamics track's is "lower is better").
 fn direction(r: &Report, c: &mut Checker) {
     let track = r.config.as_ref().map_or(r.track.as_str(), |c| c.track.as_str());
-    let task = crate::track::by_name(track).map(|t| t.task());
+    let task = crate::context::task_of(track);
     match (crate::track::Direction::parse(&r.metric_direction), task) {
         (None, _) => c.fail(
             "metric_direction",
@@ -60,8 +60,7 @@ fn direction(r: &Report, c: &mut Checker) {
 /// Each arm's n, means and std from its `per_seed`.
 fn arms(r: &Report, c: &mut Checker) {
     let track = r.config.as_ref().map_or(r.track.as_str(), |c| c.track.as_str());
-    let classification =
-        matches!(crate::track::by_name(track).map(|t| t.task()), Some(crate::track::Task::Classification { .. }));
+    let classification = crate::context::task_of(track).is_some_and(|t| !t.is_regression());
     let base = &r.baseline.full;
     let idea = &r.idea;
     for (path, per_seed, n, mean, std) in [
@@ -405,7 +404,7 @@ fn memory(r: &Report, m: &Memory, c: &mut Checker) {
         );
     }
     let Some(cfg) = &r.config else { return };
-    let Some(t) = crate::track::by_name(&cfg.track).map(|t| t.seq_len()) else { return };
+    let Some(t) = cfg.resolved_seq_len() else { return };
     let state_bytes = (cfg.batch_size * cfg.hidden_size * 4) as f64;
     if m.dense_states != t + 1 {
         c.fail("memory.dense_states", format!("{} but T + 1 = {}", m.dense_states, t + 1));

@@ -68,7 +68,7 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
         }
         return;
     }
-    let Some(t) = crate::track::by_name(&cfg.track).map(|t| t.seq_len()) else { return };
+    let Some(t) = cfg.resolved_seq_len() else { return };
     let state_bytes = (cfg.batch_size * cfg.hidden_size * 4) as u64;
     let ks = chained_ks(cfg.k_max);
     for (j, p) in r.probes.iter().enumerate() {
