@@ -107,10 +107,26 @@ function refreshRunState() {
 
 let chartsModule = null;
 
+/** The parse with the memory check: a valid config that will not fit a worker's memory is
+ *  refused like a bad value, on the length (the knob a user turns down), with the figure and
+ *  the longest T that fits. WebGPU runs a bench on one worker. */
+function withMemory(m, parsed) {
+  parsed.memory = '';
+  if (!parsed.config) return parsed;
+  const workers = controls?.current?.backend === 'webgpu' ? 1 : engine.state.workers;
+  const mem = JSON.parse(m.memory_check(JSON.stringify(parsed.config), workers));
+  parsed.memory = mem.text;
+  if (mem.refused) {
+    parsed.errors.push({ field: 'seq_len', message: mem.refused });
+    parsed.config = null;
+  }
+  return parsed;
+}
+
 function showEstimate(c) {
   // Runs per arm: a sweep run per lr and sweep seed, then one per paired seed.
   $('estimate').textContent = c
-    ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms).`
+    ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms). ${controls?.current?.memory ?? ''}`
     : '';
   // A run whose pair count can never reach alpha is worth a word before it starts.
   const warn = $('pairs-warning');
@@ -423,7 +439,7 @@ async function init() {
   chartsModule = m;
   controls = createControls({
     schema: JSON.parse(m.config_schema()),
-    parseConfig: (texts) => JSON.parse(m.parse_config(JSON.stringify(texts))),
+    parseConfig: (texts) => withMemory(m, JSON.parse(m.parse_config(JSON.stringify(texts)))),
     backends: BACKENDS,
     onChange: (current) => {
       showEstimate(current.config);

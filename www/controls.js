@@ -239,7 +239,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     // The hash carries what the controls show: canonical texts, and a field in error as typed.
     const shown = { ...parsed.texts };
     for (const e of parsed.errors) if (e.field in texts) shown[e.field] = texts[e.field];
-    current = { config: parsed.config, errors: parsed.errors, texts: shown, backend };
+    current = { config: parsed.config, errors: parsed.errors, texts: shown, backend, memory: parsed.memory ?? '' };
     markErrors(parsed);
     syncSliders(parsed, source);
     writeHash(hashOf(shown, backend));
