@@ -61,8 +61,8 @@ function rerunConfig(config) {
   for (const [k, v] of Object.entries(config)) p.set(k, Array.isArray(v) ? v.join(',') : String(v));
   p.set('backend', controls.current.backend);
   if (isRunning()) return keepRunningSettings('Rerun config');
-  const problems = controls.loadHash('#' + p.toString());
-  if (problems.length) banner('warn', `Some settings of that report are not valid here and were replaced by defaults:\n${problems.join('\n')}`, 'link');
+  const text = linkProblems(controls.loadHash('#' + p.toString()), 'that report');
+  if (text) banner('warn', text, 'link');
   $('controls-title').scrollIntoView({ block: 'start' });
   $('run').focus({ preventScroll: true });
 }
@@ -381,12 +381,20 @@ Object.defineProperties(window.rdbench, {
 });
 
 // ---------------------------------------------------------------- wiring
+/** The banner's words for what loading settings found (controls.loadHash), or ''. */
+function linkProblems({ invalid, repeated, dropped }, what) {
+  return [
+    invalid.length ? `Some settings of ${what} are not valid: each is shown as given and marked, and Run is off until it is fixed:\n${invalid.join('\n')}` : '',
+    repeated.length ? `${what[0].toUpperCase()}${what.slice(1)} gives a setting more than once; check it:\n${repeated.join('\n')}` : '',
+    dropped.length ? `Not used from ${what}:\n${dropped.join('\n')}` : '',
+  ].filter(Boolean).join('\n\n');
+}
+
 function loadFromHash() {
   if (isRunning()) return keepRunningSettings('Open the link');
-  const problems = controls.loadHash(location.hash);
-  if (problems.length) {
-    banner('warn', `Some settings in the link were invalid and were replaced by defaults:\n${problems.join('\n')}`, 'link');
-  } else if (bannerTag === 'link') banner(null);
+  const text = linkProblems(controls.loadHash(location.hash), 'the link');
+  if (text) banner('warn', text, 'link');
+  else if (bannerTag === 'link') banner(null);
 }
 
 async function init() {
