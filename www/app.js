@@ -41,8 +41,7 @@ const charts = import('./pkg/rdbench_page.js').then(async (m) => {
 });
 charts.catch((e) => banner('error', `The app is not built (www/pkg is missing): run \`npm start\`. (${e?.message ?? e})`));
 
-const results = createResults({ charts, banner, timings, onShown: (text, source) => compare.shownChanged(source === THIS_RUN) });
-const THIS_RUN = 'this run';
+const results = createResults({ charts, banner, timings, onShown: () => compare.shownChanged() });
 let controls = null;
 
 // Finished reports are kept in the browser's history; any two can be compared there.
@@ -183,7 +182,9 @@ const engine = createEngine({
     scheduleEstimate();
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     results.finished(engine.state.finishedRuns.length);
-    results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
+    // Named by when it finished: "this run" would still be said while the next one runs.
+    const label = `the run that finished ${new Date().toLocaleString()}`;
+    results.showReport(json, label, { ownRun: true }).then((ok) => ok && compare.keep(json, label));
   },
   stopped: (m, kept, { fractionKept, elapsed }) => {
     closeQuestion();
