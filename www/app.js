@@ -381,6 +381,14 @@ Object.defineProperties(window.rdbench, {
   current: { get: () => controls?.current ?? null },
 });
 
+// ---------------------------------------------------------------- focus clear of the run bar
+// The run bar sticks to the viewport's bottom while the form scrolls under it, so a control
+// the browser scrolls just into view (Tab down the form) would sit under it. The root
+// scroller's bottom padding is the bar's height (style.css), so focus stops above the bar.
+new ResizeObserver(() => {
+  document.documentElement.style.setProperty('--run-bar-height', `${$('run-bar').offsetHeight}px`);
+}).observe($('run-bar'));
+
 // ---------------------------------------------------------------- wiring
 /** The banner's words for what loading settings found (controls.loadHash), or ''. */
 function linkProblems({ invalid, repeated, dropped }, what) {
