@@ -52,7 +52,8 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     $('history-note').textContent = text ?? '';
   }
 
-  /** Keep a report; resolves to the entry's id, or null when it could not be kept. */
+  /** Keep a report; resolves to {id, twin} (twin: the entry that already held it), or null
+   *  when it could not be kept. */
   async function keep(text, source) {
     try {
       const { id, dropped, twin } = await history.add(text, source, await summaryOf(text));

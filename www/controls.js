@@ -345,15 +345,15 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     const note = el('p', { className: 'link-note', id: `${key}-link-note`,
       textContent: `The link gives ${key} ${texts.length} times (${texts.map((t) => JSON.stringify(t)).join(', ')}): this shows the last.` });
     field.querySelector(':scope > .error').after(note);
-    const controls = [...field.querySelectorAll('input[type=text], select')];
+    const boxes = [...field.querySelectorAll('input[type=text], select')];
     const describe = (c, add) => {
       const ids = (c.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && id !== note.id);
       c.setAttribute('aria-describedby', [...ids, ...(add ? [note.id] : [])].join(' '));
     };
-    for (const c of controls) describe(c, true);
+    for (const c of boxes) describe(c, true);
     const drop = () => {
       note.remove();
-      for (const c of controls) describe(c, false);
+      for (const c of boxes) describe(c, false);
     };
     for (const type of ['input', 'change']) field.addEventListener(type, drop, { once: true, signal });
     signal.addEventListener('abort', drop, { once: true });
