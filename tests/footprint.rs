@@ -27,7 +27,7 @@ fn peaks(args: &[&str]) -> (f64, f64) {
         }
     };
     let measured = bytes(line.trim_start_matches("peak memory:").trim());
-    let estimated = bytes(line.split(", ").nth(1).unwrap());
+    let estimated = bytes(line.split("), ").nth(1).unwrap());
     std::fs::remove_dir_all(&dir).ok();
     (measured, estimated)
 }
