@@ -28,8 +28,8 @@ fn build(t: usize, slots: usize, split: impl Fn(usize, usize) -> usize) -> Vec<A
     if t > 1 {
         p.push(Action::Store);
     }
-    // An explicit stack: with many slots the splits are m = 1 and the right part nests T
-    // deep, too deep for a thread's stack at T = 10,000.
+    // An explicit stack: with many slots the splits are m = 1 and the right parts nest up to
+    // T deep, which a thread's stack (a wasm worker's included) need not have room for.
     let mut todo = vec![Work::Reverse { t0: 0, l: t, s: slots }];
     while let Some(w) = todo.pop() {
         match w {
