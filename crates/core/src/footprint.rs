@@ -226,7 +226,8 @@ pub fn check(
     let idea = &fp.arms[1];
     let base = &fp.arms[0];
     let scale = if per_worker { 1 } else { fp.workers as u64 };
-    let idea_steps = fp.data_bytes + idea.step_bytes.max(idea.eval_bytes) * scale;
+    // On the estimate's scale: the structural sum times the measured factor.
+    let idea_steps = ((fp.data_bytes + idea.step_bytes.max(idea.eval_bytes) * scale) as f64 * MEASURED_FACTOR) as u64;
     let only_steps =
         idea_steps <= limit_bytes && fp.data_bytes + (base.peak_bytes - fp.data_bytes) * scale > limit_bytes;
     let mut message = format!(
