@@ -1,8 +1,9 @@
 //! `rdbench merge`: check that every run of a plan is recorded exactly once with the plan's
-//! config and backend (naming every missing and foreign record; nothing is built from an
-//! incomplete merge), then either plan the next stage (the sweep's merge: each arm's best
-//! lr) or build the report — the bench's, or the study's of its benches — as `rdbench run`
-//! and `rdbench study` build it on one machine.
+//! config and backend, by this build (naming every missing and foreign record, and setting
+//! aside those of another build; nothing is built from an incomplete merge), and that a full
+//! plan's best lrs are those its sweep records give; then either plan the next stage (the
+//! sweep's merge: each arm's best lr) or build the report — the bench's, or the study's of
+//! its benches — as `rdbench run` and `rdbench study` build it on one machine.
 
 use super::Failure;
 use super::args::{RunArgs, StudyArgs};
@@ -114,9 +115,15 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
     }
     let records = read_records(&args.records)?;
     let n_records = records.len();
-    let checked = plan.check(records, &backend.name).map_err(|problems| {
+    let checked = plan.check(records, &backend.name, rdbench_engine::BUILD).map_err(|problems| {
         format!("the records do not complete the plan {}; nothing was written\n{problems}", args.plan.display())
     })?;
+    // The full runs trained at the plan's best lrs: those its own sweep records give, or the
+    // comparison would be at another lr than the protocol's.
+    if plan.stage == Phase::Full {
+        plan.check_best_lrs(&checked)
+            .map_err(|e| format!("the plan {}: {e}; nothing was written", args.plan.display()))?;
+    }
     let used: usize = {
         let mut keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
         keys.sort();
