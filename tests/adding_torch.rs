@@ -8,9 +8,9 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::track::{Dataset, Task};
+use rdbench_engine::batch::{Batch, DeviceData};
 use rdbench_engine::model::{self, Gru, ModelShape};
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::dense::{autodiff_grads, dense_grads, mean_loss};
 use serde_json::Value;
 

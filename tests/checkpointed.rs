@@ -5,9 +5,9 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::batch::{Batch, DeviceData};
 use rdbench_engine::model::Gru;
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::dense::autodiff_grads;
 use rdbench_engine::train::init_population;
 

@@ -9,15 +9,15 @@ use burn::tensor::{Device, Tensor};
 use common::*;
 use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec};
 use rdbench_core::track::{Dataset, Pendulum, Track};
+use rdbench_engine::batch::DeviceData;
 use rdbench_engine::fused_check::fused_check;
 use rdbench_engine::host::Quiet;
 use rdbench_engine::model::kernels::cube_on;
 use rdbench_engine::model::{Gru, RecurrentModel};
 use rdbench_engine::protocol::rule_for;
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::batch::DeviceData;
 use rdbench_engine::train::dense::{dense_grads, hidden_states};
-use rdbench_engine::train::{Tally, TrainSettings, train_population};
+use rdbench_engine::train::{Population, Tally, TrainSettings, train_population};
 
 const TOL: f64 = 1e-4;
 
@@ -32,7 +32,7 @@ fn on(t: &Tensor<3>, device: &Device) -> Tensor<3> {
 }
 
 /// The torch fixture's parameters and batch on `device`.
-fn fixture_on(device: &Device) -> (GruFixture, Vec<Tensor<3>>, rdbench_engine::train::batch::Batch) {
+fn fixture_on(device: &Device) -> (GruFixture, Vec<Tensor<3>>, rdbench_engine::batch::Batch) {
     let fx = gru_fixture();
     let params = fx.params.iter().map(|p| on(p, device)).collect();
     let ds = Dataset {
@@ -117,10 +117,8 @@ fn train_on(device: &Device, specs: &[RunSpec]) -> Vec<RunRecord> {
     let settings = TrainSettings::new(&cfg, "test");
     let mut rule = rule_for(specs[0].arm, specs[0].phase, &cfg);
     let mut tally = Tally::new(1, 1);
-    futures::executor::block_on(train_population(
-        &model, specs, &train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
-    ))
-    .unwrap()
+    let at = Population { model: &model, train: &train, eval: &eval, settings: &settings, device };
+    futures::executor::block_on(train_population(&at, specs, &mut *rule, &mut Quiet, &mut tally)).unwrap()
 }
 
 #[test]

@@ -9,13 +9,13 @@ use common::*;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RankStep, RunRecord, RunSpec};
 use rdbench_core::track::{Pendulum, Task, Track};
+use rdbench_engine::batch::{Batch, DeviceData};
 use rdbench_engine::host::Quiet;
 use rdbench_engine::model::{ModelShape, RecurrentModel, RevOde};
 use rdbench_engine::protocol::rule_for;
 use rdbench_engine::train::adam::{Adam, clip, grad_norms};
-use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::dense::{dense_grads, hidden_states};
-use rdbench_engine::train::{Tally, TrainSettings, init_population, train_population};
+use rdbench_engine::train::{Population, Tally, TrainSettings, init_population, train_population};
 
 const H: usize = 16;
 
@@ -110,7 +110,8 @@ fn train(specs: &[RunSpec]) -> Vec<RunRecord> {
     let mut rule = rule_for(specs[0].arm, specs[0].phase, &cfg);
     let mut tally = Tally::new(1, 1);
     let (dev, mut host) = (device(), Quiet);
-    let run = train_population(&m, specs, &train, &eval, &settings, &mut *rule, &dev, &mut host, &mut tally);
+    let at = Population { model: &m, train: &train, eval: &eval, settings: &settings, device: &dev };
+    let run = train_population(&at, specs, &mut *rule, &mut host, &mut tally);
     futures::executor::block_on(run).unwrap()
 }
 

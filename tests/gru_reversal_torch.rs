@@ -13,9 +13,9 @@ mod common;
 use burn::tensor::Tensor;
 use common::*;
 use rdbench_core::policy::Policy;
+use rdbench_engine::batch::Batch;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{Gru, RecurrentModel};
-use rdbench_engine::train::batch::Batch;
 use serde_json::Value;
 
 /// Iteration counts the fixture holds.

@@ -9,19 +9,19 @@ use common::*;
 use rdbench::alloc_count::{Counting, thread_peak_during};
 use rdbench_core::policy::Policy;
 use rdbench_core::track::{Pendulum, Task, Track};
+use rdbench_engine::batch::DeviceData;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::Gru;
 use rdbench_engine::model::{ModelShape, RevOde};
 use rdbench_engine::schedule::Schedule;
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::batch::DeviceData;
 use rdbench_engine::train::init_population;
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
 /// A GRU of `h` hidden units (one run) and a batch of `b` pendulum trajectories.
-fn gru_at(h: usize, b: usize) -> (Gru, Vec<burn::tensor::Tensor<3>>, rdbench_engine::train::batch::Batch) {
+fn gru_at(h: usize, b: usize) -> (Gru, Vec<burn::tensor::Tensor<3>>, rdbench_engine::batch::Batch) {
     let data = Pendulum::default().generate(0);
     let model = Gru::new(2, h, 2);
     let (params, _) = init_population(&model, &[0], &device());

@@ -6,11 +6,11 @@ use common::*;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RunRecord, RunSpec};
 use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::batch::DeviceData;
 use rdbench_engine::host::{Event, Host, Quiet};
 use rdbench_engine::model::Gru;
 use rdbench_engine::protocol::rule_for;
-use rdbench_engine::train::batch::DeviceData;
-use rdbench_engine::train::{Tally, TrainSettings, train_population};
+use rdbench_engine::train::{Population, Tally, TrainSettings, train_population};
 
 /// The bench config these populations train under (epochs, batch and idea settings).
 fn cfg() -> BenchConfig {
@@ -25,18 +25,9 @@ fn train_with(specs: &[RunSpec], n_train: usize, host: &mut dyn Host) -> Vec<Run
     let settings = TrainSettings::new(&cfg, "cpu-flex");
     let mut rule = rule_for(specs[0].arm, specs[0].phase, &cfg);
     let mut tally = Tally::new(1, 1);
-    futures::executor::block_on(train_population(
-        &model,
-        specs,
-        &train,
-        &eval,
-        &settings,
-        &mut *rule,
-        &device(),
-        host,
-        &mut tally,
-    ))
-    .unwrap()
+    let device = device();
+    let at = Population { model: &model, train: &train, eval: &eval, settings: &settings, device: &device };
+    futures::executor::block_on(train_population(&at, specs, &mut *rule, host, &mut tally)).unwrap()
 }
 
 fn train(specs: &[RunSpec]) -> Vec<RunRecord> {

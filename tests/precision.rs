@@ -7,9 +7,9 @@ mod common;
 use burn::tensor::{Tensor, TensorData};
 use common::*;
 use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::batch::DeviceData;
 use rdbench_engine::idea::probe::{cosine_of_sums, grad_dot_sums};
 use rdbench_engine::model::{Gru, RecurrentModel};
-use rdbench_engine::train::batch::DeviceData;
 use rdbench_engine::train::dense::{evaluate, mean_loss};
 use rdbench_engine::train::{init_population, read_f32};
 

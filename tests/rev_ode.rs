@@ -9,12 +9,12 @@ use common::*;
 use rdbench_core::config::{BenchConfig, parse_texts};
 use rdbench_core::track::{Pendulum, Task, Track};
 use rdbench_engine::backend;
+use rdbench_engine::batch::DeviceData;
 use rdbench_engine::host::Quiet;
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{self, ModelShape};
 use rdbench_engine::protocol::run_bench;
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::batch::DeviceData;
 use rdbench_engine::train::dense::dense_grads;
 use rdbench_engine::train::init_population;
 

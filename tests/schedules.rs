@@ -13,10 +13,10 @@ use rdbench_core::config::BenchConfig;
 use rdbench_core::frontier::grid;
 use rdbench_core::records::ScheduleKind;
 use rdbench_core::track::{Pendulum, Track};
+use rdbench_engine::batch::{Batch, DeviceData};
 use rdbench_engine::idea::probe::{ProbeSettings, probe};
 use rdbench_engine::model::{self, Gru, ModelShape, RecurrentModel};
 use rdbench_engine::schedule::{Counts, Schedule};
-use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::init_population;
 
 fn rev_ode(hidden: usize) -> Box<dyn RecurrentModel> {

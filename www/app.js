@@ -41,8 +41,7 @@ const charts = import('./pkg/rdbench_page.js').then(async (m) => {
 });
 charts.catch((e) => banner('error', `The app is not built (www/pkg is missing): run \`npm start\`. (${e?.message ?? e})`));
 
-const results = createResults({ charts, banner, timings, onShown: (text, source) => compare.shownChanged(source === THIS_RUN) });
-const THIS_RUN = 'this run';
+const results = createResults({ charts, banner, timings, onShown: () => compare.shownChanged() });
 let controls = null;
 
 // Finished reports are kept in the browser's history; any two can be compared there.
@@ -61,8 +60,8 @@ function rerunConfig(config) {
   for (const [k, v] of Object.entries(config)) p.set(k, Array.isArray(v) ? v.join(',') : String(v));
   p.set('backend', controls.current.backend);
   if (isRunning()) return keepRunningSettings('Rerun config');
-  const problems = controls.loadHash('#' + p.toString());
-  if (problems.length) banner('warn', `Some settings of that report are not valid here and were replaced by defaults:\n${problems.join('\n')}`, 'link');
+  const text = linkProblems(controls.loadHash('#' + p.toString()), 'that report');
+  if (text) banner('warn', text, 'link');
   $('controls-title').scrollIntoView({ block: 'start' });
   $('run').focus({ preventScroll: true });
 }
@@ -107,10 +106,26 @@ function refreshRunState() {
 
 let chartsModule = null;
 
+/** The parse with the memory check: a valid config that will not fit a worker's memory is
+ *  refused like a bad value, on the length (the knob a user turns down), with the figure and
+ *  the longest T that fits. WebGPU runs a bench on one worker. */
+function withMemory(m, parsed) {
+  parsed.memory = '';
+  if (!parsed.config) return parsed;
+  const workers = controls?.current?.backend === 'webgpu' ? 1 : engine.state.workers;
+  const mem = JSON.parse(m.memory_check(JSON.stringify(parsed.config), workers));
+  parsed.memory = mem.text;
+  if (mem.refused) {
+    parsed.errors.push({ field: 'seq_len', message: mem.refused });
+    parsed.config = null;
+  }
+  return parsed;
+}
+
 function showEstimate(c) {
   // Runs per arm: a sweep run per lr and sweep seed, then one per paired seed.
   $('estimate').textContent = c
-    ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms).`
+    ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms). ${controls?.current?.memory ?? ''}`
     : '';
   // A run whose pair count can never reach alpha is worth a word before it starts.
   const warn = $('pairs-warning');
@@ -183,7 +198,9 @@ const engine = createEngine({
     scheduleEstimate();
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     results.finished(engine.state.finishedRuns.length);
-    results.showReport(json, THIS_RUN).then((ok) => ok && compare.keep(json, `run of ${new Date().toLocaleString()}`));
+    // Named by when it finished: "this run" would still be said while the next one runs.
+    const label = `the run that finished ${new Date().toLocaleString()}`;
+    results.showReport(json, label, { ownRun: true }).then((ok) => ok && compare.keep(json, label));
   },
   stopped: (m, kept, { fractionKept, elapsed }) => {
     closeQuestion();
@@ -380,13 +397,29 @@ Object.defineProperties(window.rdbench, {
   current: { get: () => controls?.current ?? null },
 });
 
+// ---------------------------------------------------------------- focus clear of the run bar
+// The run bar sticks to the viewport's bottom while the form scrolls under it, so a control
+// the browser scrolls just into view (Tab down the form) would sit under it. The root
+// scroller's bottom padding is the bar's height (style.css), so focus stops above the bar.
+new ResizeObserver(() => {
+  document.documentElement.style.setProperty('--run-bar-height', `${$('run-bar').offsetHeight}px`);
+}).observe($('run-bar'));
+
 // ---------------------------------------------------------------- wiring
+/** The banner's words for what loading settings found (controls.loadHash), or ''. */
+function linkProblems({ invalid, repeated, dropped }, what) {
+  return [
+    invalid.length ? `Some settings of ${what} are not valid: each is shown as given and marked, and Run is off until it is fixed:\n${invalid.join('\n')}` : '',
+    repeated.length ? `${what[0].toUpperCase()}${what.slice(1)} gives a setting more than once; check it:\n${repeated.join('\n')}` : '',
+    dropped.length ? `Not used from ${what}:\n${dropped.join('\n')}` : '',
+  ].filter(Boolean).join('\n\n');
+}
+
 function loadFromHash() {
   if (isRunning()) return keepRunningSettings('Open the link');
-  const problems = controls.loadHash(location.hash);
-  if (problems.length) {
-    banner('warn', `Some settings in the link were invalid and were replaced by defaults:\n${problems.join('\n')}`, 'link');
-  } else if (bannerTag === 'link') banner(null);
+  const text = linkProblems(controls.loadHash(location.hash), 'the link');
+  if (text) banner('warn', text, 'link');
+  else if (bannerTag === 'link') banner(null);
 }
 
 async function init() {
@@ -423,7 +456,7 @@ async function init() {
   chartsModule = m;
   controls = createControls({
     schema: JSON.parse(m.config_schema()),
-    parseConfig: (texts) => JSON.parse(m.parse_config(JSON.stringify(texts))),
+    parseConfig: (texts) => withMemory(m, JSON.parse(m.parse_config(JSON.stringify(texts)))),
     backends: BACKENDS,
     onChange: (current) => {
       showEstimate(current.config);

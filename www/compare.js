@@ -34,24 +34,63 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     }
   }
 
-  /** Keep a report; `auto` marks the ones kept because a run finished. */
+  /** The list's line for a report: from its card, and whether its numbers add up (a report
+   *  that fails the checks is "Unverified" in the list as on its card). */
+  async function summaryOf(text) {
+    const { card, problems } = await cardOf(text);
+    const report = JSON.parse(text);
+    return {
+      headline: card.headline, verdict: card.verdict, outcome: card.outcome, n_pairs: card.n_pairs,
+      delta_mean: card.delta_mean, p_value: card.p_value, backend: card.backend,
+      started_at: report.environment?.started_at ?? null, epochs: report.config?.epochs ?? null,
+      problems: problems.length,
+    };
+  }
+
+  /** A line under the history's buttons saying what Keep did (a role=status region). */
+  function note(text) {
+    $('history-note').textContent = text ?? '';
+  }
+
+  /** Keep a report; resolves to {id, twin} (twin: the entry that already held it), or null
+   *  when it could not be kept. */
   async function keep(text, source) {
     try {
-      const { card } = await cardOf(text);
-      const report = JSON.parse(text);
-      const summary = {
-        headline: card.headline, verdict: card.verdict, outcome: card.outcome, n_pairs: card.n_pairs,
-        delta_mean: card.delta_mean, p_value: card.p_value, backend: card.backend,
-        started_at: report.environment?.started_at ?? null, epochs: report.config?.epochs ?? null,
-      };
-      const { dropped } = await history.add(text, source, summary);
-      for (const id of dropped) selected.delete(id);
+      const { id, dropped, twin } = await history.add(text, source, await summaryOf(text));
+      for (const d of dropped) selected.delete(d);
       await render();
-      return true;
+      flash(id);
+      return { id, twin };
     } catch (e) {
       error(`Could not keep ${source} in the history: ${e?.message ?? e}`);
-      return false;
+      return null;
     }
+  }
+
+  /** Draw the eye to an entry (the one just kept, or the one that already held it). */
+  function flash(id) {
+    const li = $('history-list').querySelector(`li[data-id="${id}"]`);
+    if (!li) return;
+    li.classList.remove('h-flash');
+    void li.offsetWidth; // restart the animation
+    li.classList.add('h-flash');
+  }
+
+  // Entries kept before the list recorded the report's checks: checked once, then stored.
+  const checking = new Set();
+  async function recheck(entries) {
+    const stale = entries.filter((e) => e.summary && typeof e.summary.problems !== 'number' && !checking.has(e.id));
+    if (!stale.length) return;
+    for (const e of stale) checking.add(e.id);
+    for (const e of stale) {
+      try {
+        const full = await history.get(e.id);
+        if (full) await history.setSummary(e.id, await summaryOf(full.text));
+      } catch {
+        // An entry that no longer opens keeps its old line.
+      }
+    }
+    await render();
   }
 
   async function render() {
@@ -80,8 +119,13 @@ export function createCompare({ charts, showReport, shown, rerun }) {
         if (box.checked) selected.add(e.id); else selected.delete(e.id);
         compareState();
       });
+      // The label around the box is its hit area (44 px on a touch screen).
+      const pick = el('label', { className: 'h-pick' }, box);
+      // A report whose numbers do not add up is not shown as a result here either.
+      const unverified = s.problems > 0;
       const what = el('div', { className: 'h-what' },
-        el('span', { className: `h-verdict ${s.outcome ?? ''}`, textContent: s.headline ?? s.verdict ?? '?' }),
+        ...(unverified ? [el('span', { className: 'h-unverified', textContent: 'Unverified: ' })] : []),
+        el('span', { className: `h-verdict ${unverified ? 'unverified' : s.outcome ?? ''}`, textContent: s.headline ?? s.verdict ?? '?' }),
         el('span', { className: 'h-meta', textContent: ` · ${s.n_pairs ?? '?'} pairs · Δ ${delta(s.delta_mean)} · p ${num(s.p_value)}` +
           `${s.epochs ? ` · ${s.epochs} epochs` : ''}${s.backend ? ` · ${s.backend}` : ''}` }),
         el('div', { className: 'h-source', textContent: `${e.source} · kept ${when} · ${bytes(e.bytes)}` }));
@@ -107,11 +151,14 @@ export function createCompare({ charts, showReport, shown, rerun }) {
         await render();
         $('history-list').querySelector('input, button')?.focus();
       });
-      const li = el('li', { className: 'h-entry' }, box, what, el('div', { className: 'h-actions' }, show, again, del));
+      const li = el('li', { className: 'h-entry' }, pick, what, el('div', { className: 'h-actions' }, show, again, del));
       li.dataset.id = String(e.id);
+      if (unverified) li.dataset.unverified = 'true';
       list.append(li);
     }
     compareState();
+    keepState();
+    recheck(entries);
   }
 
   /** Compare needs two: two ticked, or one ticked and the report shown above. */
@@ -220,11 +267,34 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     view.scrollIntoView({ block: 'start' });
   }
 
+  /** Keep is on while the report shown above is not in the history; when it is (a finished
+   *  run is kept at once, a report shown from the history), the button says so. */
+  let keepCheck = 0;
+  async function keepState() {
+    const b = $('keep-report');
+    const s = shown();
+    const ask = ++keepCheck;
+    let kept = null;
+    try {
+      kept = s ? await history.find(s.text) : null;
+    } catch {
+      // No history: Keep stays on and says why when pressed.
+    }
+    if (ask !== keepCheck) return;
+    b.disabled = !s || Boolean(kept);
+    b.textContent = kept ? 'Shown report is kept' : 'Keep shown report';
+  }
+
   function bind() {
     $('compare').addEventListener('click', () => compare().catch((e) => error(`Could not compare: ${e?.message ?? e}`)));
     $('keep-report').addEventListener('click', async () => {
       const s = shown();
-      if (s && await keep(s.text, s.source)) $('keep-report').disabled = true;
+      if (!s) return;
+      const kept = await keep(s.text, s.source);
+      if (!kept) return note('');
+      note(kept.twin
+        ? `Already in the history: ${kept.twin.source}, kept ${new Date(kept.twin.savedAt).toLocaleString()}.`
+        : `Kept ${s.source} in the history.`);
     });
   }
 
@@ -233,9 +303,10 @@ export function createCompare({ charts, showReport, shown, rerun }) {
   charts.then(render, () => {});
   return {
     keep,
-    /** The report shown above changed: Keep and Compare follow. */
-    shownChanged(isKept) {
-      $('keep-report').disabled = !shown() || isKept;
+    /** The report shown above changed: Keep and Compare follow, and Keep's last word goes. */
+    shownChanged() {
+      note('');
+      keepState();
       compareState();
     },
     render,

@@ -239,7 +239,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     // The hash carries what the controls show: canonical texts, and a field in error as typed.
     const shown = { ...parsed.texts };
     for (const e of parsed.errors) if (e.field in texts) shown[e.field] = texts[e.field];
-    current = { config: parsed.config, errors: parsed.errors, texts: shown, backend };
+    current = { config: parsed.config, errors: parsed.errors, texts: shown, backend, memory: parsed.memory ?? '' };
     markErrors(parsed);
     syncSliders(parsed, source);
     writeHash(hashOf(shown, backend));
@@ -326,38 +326,82 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     return '#' + p.toString().replaceAll('%2C', ',');
   }
 
+  // ------------------------------------------------------------ a link's values
+  let linkNotes = new AbortController();
+  // A link's value a select has no option for gets one, marked, so the parser sees it and
+  // Run stays off; it goes once another option is chosen or another link loads.
+  function offerLinkChoice(select, text) {
+    const option = el('option', { value: text, textContent: `${text} (from the link: not valid)` });
+    option.dataset.fromLink = 'true';
+    select.append(option);
+    select.addEventListener('change', () => option.remove(), { once: true });
+  }
+
+  /** Under a field, say that the link gave its key more than once (until it is edited, or
+   *  another link loads: `signal`). */
+  function noteRepeated(key, texts, signal) {
+    const field = document.querySelector(`#config [data-key="${key}"]`);
+    if (!field) return;
+    const note = el('p', { className: 'link-note', id: `${key}-link-note`,
+      textContent: `The link gives ${key} ${texts.length} times (${texts.map((t) => JSON.stringify(t)).join(', ')}): this shows the last.` });
+    field.querySelector(':scope > .error').after(note);
+    const boxes = [...field.querySelectorAll('input[type=text], select')];
+    const describe = (c, add) => {
+      const ids = (c.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && id !== note.id);
+      c.setAttribute('aria-describedby', [...ids, ...(add ? [note.id] : [])].join(' '));
+    };
+    for (const c of boxes) describe(c, true);
+    const drop = () => {
+      note.remove();
+      for (const c of boxes) describe(c, false);
+    };
+    for (const type of ['input', 'change']) field.addEventListener(type, drop, { once: true, signal });
+    signal.addEventListener('abort', drop, { once: true });
+  }
+
   /**
-   * Load the form from a URL hash. Missing keys take the defaults. Invalid values are
-   * replaced by their defaults (and unknown keys dropped) so that a link always opens a
-   * runnable form; every replaced value is returned to be listed in the banner.
+   * Load the form from a URL hash. Missing keys take the defaults. A value the parser
+   * rejects stays in its control as the link has it, marked with the parser's message, so
+   * Run stays off until it is fixed: a link never runs what it did not say. Returns what
+   * the banner lists (lines naming label and key): `invalid` (values rejected), `repeated`
+   * (a key given more than once: the control shows the last, and says so under it) and
+   * `dropped` (keys that are no setting, and a backend that is not one: the default).
    */
   function loadHash(hash) {
     const params = new URLSearchParams(String(hash).replace(/^#/, ''));
+    const given = new Map();
+    for (const [key, text] of params) given.set(key, [...(given.get(key) ?? []), text]);
     const texts = {};
-    const problems = [];
+    const repeated = [];
+    const dropped = [];
     let backend = defaultBackend;
-    for (const [key, text] of params) {
-      if (key !== 'backend') { texts[key] = text; continue; }
-      if (backends.some((b) => b.value === text)) backend = text;
-      else problems.push(`Backend (backend): must be one of ${backends.map((b) => b.value).join(', ')} (got "${text}")`);
+    for (const [key, values] of given) {
+      const text = values.at(-1);
+      const name = key === 'backend' ? `Backend (backend)` : byKey.has(key) ? `${byKey.get(key).label} (${key})` : key;
+      if (values.length > 1) repeated.push(`${name}: given ${values.length} times (${values.map((v) => JSON.stringify(v)).join(', ')}); the form shows the last`);
+      if (key === 'backend') {
+        if (backends.some((b) => b.value === text)) backend = text;
+        else dropped.push(`Backend (backend): must be one of ${backends.map((b) => b.value).join(', ')} (got "${text}"); the default, ${defaultBackend}, is used`);
+      } else if (byKey.has(key)) texts[key] = text;
+      else dropped.push(`${key}: not a setting; ignored`);
     }
-    // Each round replaces every field in error by its default; a cross-field error can
-    // need a second round. All-default texts are valid, so this ends within knobs.length rounds.
-    for (let round = 0; round <= knobs.length; round++) {
-      const { errors } = parseConfig(texts);
-      if (errors.length === 0) break;
-      for (const e of errors) {
-        const k = byKey.get(e.field);
-        problems.push(k ? `${k.label} (${e.field}): ${e.message}` : `${e.field}: ${e.message}`);
-        if (k) texts[e.field] = defaultTexts[e.field];
-        else delete texts[e.field];
-      }
+    for (const o of document.querySelectorAll('#config option[data-from-link]')) o.remove();
+    linkNotes.abort();
+    linkNotes = new AbortController();
+    // Valid texts are shown canonical (as the URL will carry them); a text in error as given.
+    const parsed = parseConfig(texts);
+    const bad = new Set(parsed.errors.map((e) => e.field));
+    const shown = { ...defaultTexts };
+    for (const [key, text] of Object.entries(texts)) shown[key] = bad.has(key) ? text : parsed.texts[key];
+    for (const k of knobs) {
+      if (k.kind === 'choice' && ![...$(k.key).options].some((o) => o.value === shown[k.key])) offerLinkChoice($(k.key), shown[k.key]);
     }
-    const canonical = parseConfig(texts).texts;
-    setTexts({ ...defaultTexts, ...canonical });
+    setTexts(shown);
     $('backend').value = backend;
-    update();
-    return problems;
+    for (const [key, values] of given) if (values.length > 1 && byKey.has(key)) noteRepeated(key, values, linkNotes.signal);
+    const { errors } = update();
+    const invalid = errors.map((e) => (byKey.has(e.field) ? `${byKey.get(e.field).label} (${e.field}): ${e.message}` : `${e.field}: ${e.message}`));
+    return { invalid, repeated, dropped };
   }
 
   function setBackend(value) {

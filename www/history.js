@@ -41,20 +41,38 @@ export function createHistory() {
     return request((await store('readonly')).get(id));
   }
 
+  /** The entry (without its text) that holds exactly `text`, or null. */
+  async function find(text) {
+    const bytes = new Blob([text]).size;
+    const all = await request((await store('readonly')).getAll());
+    const hit = all.find((e) => e.bytes === bytes && e.text === text);
+    if (!hit) return null;
+    const { text: _, ...rest } = hit;
+    return rest;
+  }
+
+  /** Replace an entry's summary (the list's line), its text untouched. */
+  async function setSummary(id, summary) {
+    const s = await store('readwrite');
+    const e = await request(s.get(id));
+    if (e) await request(s.put({ ...e, summary }));
+  }
+
   async function remove(id) {
     await request((await store('readwrite')).delete(id));
   }
 
   /**
    * Keep a report: `summary` is what the list shows (from the card). The same text is kept
-   * once. Returns {id, dropped}: the ids evicted to stay under the caps.
+   * once. Returns {id, dropped, twin}: the ids evicted to stay under the caps, and the entry
+   * that already held the text (then nothing was added).
    */
   async function add(text, source, summary) {
     const bytes = new Blob([text]).size;
     if (bytes > HISTORY_MAX_BYTES) throw new Error(`the report is ${size(bytes)}, more than the history's ${size(HISTORY_MAX_BYTES)}`);
     const all = await request((await store('readonly')).getAll());
     const twin = all.find((e) => e.bytes === bytes && e.text === text);
-    if (twin) return { id: twin.id, dropped: [] };
+    if (twin) return { id: twin.id, dropped: [], twin: { id: twin.id, source: twin.source, savedAt: twin.savedAt } };
     const id = await request((await store('readwrite')).add({ savedAt: new Date().toISOString(), source, bytes, summary, text }));
     // Oldest first out, until both caps hold.
     const kept = [...all.map((e) => ({ id: e.id, bytes: e.bytes })), { id, bytes }].sort((a, b) => a.id - b.id);
@@ -69,5 +87,5 @@ export function createHistory() {
     return { id, dropped };
   }
 
-  return { list, get, add, remove };
+  return { list, get, find, add, setSummary, remove };
 }

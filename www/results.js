@@ -321,8 +321,9 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     box.focus({ preventScroll: true });
   }
 
-  /** Show a report (text as the engine wrote it or as loaded); false if it cannot be read. */
-  async function showReport(text, source) {
+  /** Show a report (text as the engine wrote it or as loaded); false if it cannot be read.
+   *  `ownRun`: the report of a bench this page ran (its banner messages stay). */
+  async function showReport(text, source, { ownRun = false } = {}) {
     const m = await charts;
     await ready;
     let next;
@@ -343,7 +344,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     renderCard(JSON.parse(view.card_json()), problems);
     $('results-empty').hidden = true;
     $('charts').hidden = false;
-    if (source !== 'this run') banner(null);
+    if (!ownRun) banner(null);
     drawCharts();
     timings.chartDrawn = performance.now();
     document.body.dataset.report = 'shown';

@@ -5,6 +5,7 @@
 pub mod args;
 mod atomic;
 pub mod dataset;
+mod memory;
 mod merge;
 mod plan;
 mod progress;

@@ -142,6 +142,11 @@ pub(super) fn bench(
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let cfg = args.config()?;
     let backend = args.backend()?;
+    // Checked before any work: a config that will not fit in memory is refused now.
+    let fp = super::memory::check(&cfg, backend.threads.max(1))?;
+    if !args.quiet {
+        eprintln!("{}", fp.line(false));
+    }
     // Checked before any training: a report that cannot be written is refused now.
     let out = AtomicFile::create(&args.out)?;
     let journal_path = journal::path_beside(&args.out, "runs");
@@ -161,6 +166,13 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     })?;
     journal::remove(&journal_path)?;
     crate::out!("{}", crate::summary::bench::render(&report));
+    if crate::alloc_count::installed() {
+        outln!(
+            "peak memory: {} measured (heap, the whole process), {} estimated before the run",
+            rdbench_core::footprint::bytes_text(crate::alloc_count::peak() as u64),
+            rdbench_core::footprint::bytes_text(fp.peak_bytes_total)
+        );
+    }
     outln!("report written to {}", args.out.display());
     Ok(())
 }

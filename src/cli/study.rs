@@ -40,6 +40,10 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let cfgs = configs(run)?;
     let base = &cfgs[0];
     let backend = run.backend()?;
+    // Every bench of the study must fit before the first starts.
+    for cfg in &cfgs {
+        super::memory::check(cfg, backend.threads.max(1)).map_err(|e| format!("{}: {e}", bench_name(cfg)))?;
+    }
     let outputs = Outputs::create(args)?;
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
     let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;

@@ -9,15 +9,15 @@ use clap::Args;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RunSpec};
 use rdbench_core::track::{self, Track};
+use rdbench_engine::batch::{Batch, DeviceData};
 use rdbench_engine::host::Quiet;
 use rdbench_engine::model::kernels::flops;
 use rdbench_engine::model::{self, RecurrentModel};
 use rdbench_engine::peak;
 use rdbench_engine::protocol::rule_for;
 use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::batch::{Batch, DeviceData};
 use rdbench_engine::train::dense::{autodiff_grads, dense_grads};
-use rdbench_engine::train::{Tally, TrainSettings, init_population, train_population};
+use rdbench_engine::train::{Population, Tally, TrainSettings, init_population, train_population};
 use web_time::Instant;
 
 /// Flags of `perf`.
@@ -337,9 +337,8 @@ fn protocol_and_runs(
             let spec = [RunSpec { arm, phase: Phase::Full, lr: 0.01, seed: 0 }];
             let mut tally = Tally::new(1, 1);
             let t0 = Instant::now();
-            let rec = futures::executor::block_on(train_population(
-                &model, &spec, train, &eval, &settings, &mut *rule, device, &mut Quiet, &mut tally,
-            ));
+            let at = Population { model: &model, train, eval: &eval, settings: &settings, device };
+            let rec = futures::executor::block_on(train_population(&at, &spec, &mut *rule, &mut Quiet, &mut tally));
             match rec {
                 Ok(r) => outln!("  {arm:?}: {:.1} s, test MSE {:?}", t0.elapsed().as_secs_f64(), r[0].metric),
                 Err(e) => outln!("  {arm:?}: failed: {e}"),

@@ -1,7 +1,9 @@
 // Keyboard and screen reader: Tab reaches Load and Run, Enter in a box never runs, every
-// control is named, charts are images with a text alternative, dark mode.
-import { assert, browser, openPage, test } from './harness.mjs';
-import { QUICK_TEXT, setField } from './helpers.mjs';
+// control is named, charts are images with a text alternative, dark mode. Focus is never
+// hidden under the sticky Run bar, and a phone's tap targets are 44 px.
+import { join } from 'node:path';
+import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
+import { loadReport, QUICK_TEXT, setField } from './helpers.mjs';
 
 test('keyboard only: Tab reaches Load (it opens the picker) and Run; Enter in a box does not run', async () => {
   const page = await openPage(browser());
@@ -82,4 +84,85 @@ test('names and roles: every control has an accessible name, charts have role im
   const dark = await bg();
   const lum = (c) => c.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
   assert(lum(dark) < 150 && lum(light) > 600, `background light ${light}, dark ${dark}`);
+});
+
+/** The page with every kind of control there is: a report shown (card, charts and their
+ *  buttons), kept in the history (its checkbox and buttons), and Advanced open. */
+async function everyControl(page) {
+  await loadReport(page, 'quick_report.json', QUICK_TEXT);
+  await page.click('#keep-report');
+  await page.waitForFunction(() => document.querySelectorAll('#history-list li.h-entry').length === 1);
+  await page.click('#advanced-summary');
+  await page.evaluate(() => window.scrollTo(0, 0));
+}
+
+for (const [width, height] of [[1280, 800], [390, 844]]) {
+  test(`keyboard focus stays visible at ${width}x${height}: every control Tab reaches is in view and not under a sticky bar`, async () => {
+    const page = await openPage(browser(), '', { width, height });
+    await everyControl(page);
+    await page.evaluate(() => document.activeElement?.blur());
+    const stops = [];
+    const hidden = [];
+    for (let i = 0; i < 400; i++) {
+      await page.keyboard.press('Tab');
+      const stop = await page.evaluate(async () => {
+        // Let any scrolling the focus started settle (two frames).
+        await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+        const e = document.activeElement;
+        if (!e || e === document.body) return null;
+        const name = `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''} "${(e.getAttribute('aria-label') ?? e.textContent).trim().slice(0, 40)}"`;
+        const b = e.getBoundingClientRect();
+        const problems = [];
+        if (b.top < 0 || b.left < 0 || b.bottom > innerHeight || b.right > innerWidth) {
+          problems.push(`its box ${Math.round(b.top)}..${Math.round(b.bottom)} is not within the viewport's 0..${innerHeight}`);
+        }
+        for (const bar of document.querySelectorAll('body *')) {
+          const { position } = getComputedStyle(bar);
+          if ((position !== 'sticky' && position !== 'fixed') || bar.contains(e)) continue;
+          const o = bar.getBoundingClientRect();
+          if (o.width && o.height && o.left < b.right && b.left < o.right && o.top < b.bottom && b.top < o.bottom) {
+            problems.push(`the sticky #${bar.id || bar.className} (${Math.round(o.top)}..${Math.round(o.bottom)}) covers its ${Math.round(b.top)}..${Math.round(b.bottom)}`);
+          }
+        }
+        const top = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
+        if (!top || !(top === e || e.contains(top))) problems.push(`its centre shows ${top ? `${top.tagName.toLowerCase()}#${top.id}.${top.className}` : 'nothing'}`);
+        if (!e.dataset.tabStop) e.dataset.tabStop = String(Math.random());
+        return { key: e.dataset.tabStop, name, problems };
+      });
+      if (!stop) continue;
+      if (stops.includes(stop.key)) break; // round the page once
+      stops.push(stop.key);
+      if (stop.problems.length) hidden.push(`${stop.name}: ${stop.problems.join('; ')}`);
+    }
+    assert(stops.length > 60, `Tab reached only ${stops.length} controls`);
+    assert(hidden.length === 0, `${hidden.length} of ${stops.length} focused controls not fully visible:\n${hidden.join('\n')}`);
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
+  });
+}
+
+test('tap targets on a phone (390 px): every visible control, and a checkbox\'s hit area, is at least 44 px high and wide', async () => {
+  const page = await openPage(browser(), '', { width: 390, height: 844 });
+  await everyControl(page);
+  const small = await page.evaluate(() => {
+    const out = [];
+    let n = 0;
+    for (const e of document.querySelectorAll('button, select, input, summary, a[href], [tabindex]:not([tabindex="-1"])')) {
+      if (e.type === 'file' || e.type === 'hidden') continue;
+      const r = e.getBoundingClientRect();
+      if (!r.width || !r.height || getComputedStyle(e).visibility === 'hidden') continue; // not shown
+      // A checkbox is hit through its label too.
+      const hit = e.type === 'checkbox' && e.closest('label') ? e.closest('label').getBoundingClientRect() : r;
+      n++;
+      if (hit.height < 44 || hit.width < 44) {
+        out.push(`${e.tagName.toLowerCase()}${e.type ? `[${e.type}]` : ''}${e.id ? `#${e.id}` : ''} "${(e.getAttribute('aria-label') ?? e.textContent).trim().slice(0, 30)}": ${hit.width.toFixed(0)}x${hit.height.toFixed(0)}`);
+      }
+    }
+    return { out, n };
+  });
+  assert(small.n > 60, `only ${small.n} controls measured`);
+  assert(small.out.length === 0, `${small.out.length} of ${small.n} tap targets under 44 px:\n${small.out.join('\n')}`);
+  await page.screenshot({ path: join(ARTIFACTS, 'phone-tap-targets.png'), fullPage: true });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
 });

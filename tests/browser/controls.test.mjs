@@ -167,3 +167,17 @@ test('presets come from the schema and set every control', async () => {
     assert(Number((await hashParams(page)).get('epochs')) === p.config.epochs, `preset ${p.name}: hash`);
   }
 });
+
+test('a negative seed count is told the range it misses, not that it is no whole number', async () => {
+  const page = await openPage(browser());
+  const knob = (await schemaOf(page)).knobs.find((k) => k.key === 'n_seeds');
+  await setField(page, 'n_seeds', '-3');
+  const text = await page.textContent('#n_seeds-error');
+  assert(text === `must be between ${knob.min} and ${knob.max} (got -3)`, `message: ${text}`);
+  assert((await page.textContent('#run-reason')).includes(text), 'Run\'s reason differs');
+  // A text that is no whole number is still told so.
+  await setField(page, 'n_seeds', '1.5');
+  assert((await page.textContent('#n_seeds-error')).startsWith('must be a whole number'), await page.textContent('#n_seeds-error'));
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
+});

@@ -124,7 +124,8 @@ export function nativeReport(config) {
   execFileSync(CLI, ['run', '--quiet', '--out', out, '--seeds', String(config.n_seeds), '--sweep-seeds', String(config.n_sweep_seeds),
     '--lrs', config.lrs.join(','), '--epochs', String(config.epochs), '--batch', String(config.batch_size),
     '--hidden', String(config.hidden_size), '--tau', String(config.tau), '--k-max', String(config.k_max),
-    '--policy', config.policy, '--backend', 'flex'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    '--policy', config.policy, '--track', config.track, '--seq-len', String(config.seq_len ?? 0),
+    '--train-size', String(config.train_size ?? 0), '--backend', 'flex'], { stdio: ['ignore', 'ignore', 'inherit'] });
   return JSON.parse(readFileSync(out, 'utf8'));
 }
 

@@ -24,5 +24,6 @@ import './resume.test.mjs';
 import './webgpu.test.mjs';
 import './workers.test.mjs';
 import './study.test.mjs';
+import './long.test.mjs';
 
 process.exit((await run(process.argv[2])) ? 1 : 0);

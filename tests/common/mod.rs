@@ -3,7 +3,7 @@
 
 use burn::tensor::{Device, Tensor, TensorData};
 use rdbench_core::track::Dataset;
-use rdbench_engine::train::batch::{Batch, DeviceData};
+use rdbench_engine::batch::{Batch, DeviceData};
 use serde_json::Value;
 
 /// The CPU device the tests run on (the default native backend).

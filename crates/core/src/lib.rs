@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod context;
+pub mod footprint;
 pub mod frontier;
 pub mod mechanism;
 pub mod messages;

@@ -6,9 +6,9 @@ use crate::backend::Backend;
 use crate::error::EngineError;
 use crate::host::{Event, Host};
 
-use crate::train::batch::DeviceData;
+use crate::batch::DeviceData;
 use crate::train::dense::DenseRule;
-use crate::train::{GradientRule, Tally, TrainSettings, train_population};
+use crate::train::{GradientRule, Population, Tally, TrainSettings, train_population};
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{Arm, Phase, RunSpec};
 use rdbench_core::report::Calibration;
@@ -69,9 +69,14 @@ pub async fn calibrate(
     let mut rule = DenseRule;
     let mut timer = Timer { steps: 0, first: None, last: None, max_steps: max_steps.max(1), budget };
     let mut tally = Tally::new(specs.len(), 0);
-    let result =
-        train_population(&*model, &specs, &train, &eval, &settings, &mut rule, &backend.device, &mut timer, &mut tally)
-            .await;
+    let result = train_population(
+        &Population { model: &*model, train: &train, eval: &eval, settings: &settings, device: &backend.device },
+        &specs,
+        &mut rule,
+        &mut timer,
+        &mut tally,
+    )
+    .await;
     match result {
         Ok(_) | Err(EngineError::Cancelled) => {}
         Err(e) => return Err(e),

@@ -3,11 +3,11 @@
 //! paths' gradients, losses and reversals differ. `rdbench perf --backend vulkan`, the
 //! page's worker (`fused_check`) and the tests read it.
 
+use crate::batch::{Batch, DeviceData};
 use crate::error::EngineError;
 use crate::model::{Gru, RecurrentModel};
 use crate::schedule::reversal::checkpointed_grads;
 use crate::train::adam::Adam;
-use crate::train::batch::{Batch, DeviceData};
 use crate::train::dense::dense_grads;
 use crate::train::{init_population, optimizer_step, read_f32};
 use burn::tensor::{Device, Tensor};

@@ -9,6 +9,7 @@
 //! "spec §N" in comments means section N of the bench contract, `docs/SPEC.md`.
 
 pub mod backend;
+pub mod batch;
 pub mod calibrate;
 pub mod error;
 #[cfg(feature = "cube")]

@@ -3,14 +3,14 @@
 //! computation. It returns runs; `report::build` turns them into the report.
 
 use crate::backend::Backend;
+use crate::batch::DeviceData;
 use crate::error::EngineError;
 use crate::host::{Event, Host};
 use crate::idea::IdeaRule;
 use crate::idea::probe::ProbeSettings;
 use crate::model::{self, RecurrentModel};
-use crate::train::batch::DeviceData;
 use crate::train::dense::DenseRule;
-use crate::train::{GradientRule, Tally, TrainSettings, train_population};
+use crate::train::{GradientRule, Population, Tally, TrainSettings, train_population};
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::context::BenchContext;
@@ -224,19 +224,18 @@ impl Scheduler<'_> {
         #[cfg(not(target_arch = "wasm32"))]
         if self.threads > 1 && specs.len() > 1 {
             let (cfg, arm, phase) = (self.cfg, specs[0].arm, specs[0].phase);
+            let at = Population { model: self.model, train, eval, settings: &self.settings, device: self.device };
             return crate::train::parallel::train_split(
-                self.model,
+                &at,
                 specs,
-                (train, eval),
-                &self.settings,
                 &|| rule_for(arm, phase, cfg),
-                self.device,
                 host,
                 &mut self.tally,
                 self.threads,
             );
         }
-        train_population(self.model, specs, train, eval, &self.settings, rule, self.device, host, &mut self.tally).await
+        let at = Population { model: self.model, train, eval, settings: &self.settings, device: self.device };
+        train_population(&at, specs, rule, host, &mut self.tally).await
     }
 }
 

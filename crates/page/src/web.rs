@@ -174,6 +174,28 @@ pub fn parse_config(texts_json: &str) -> Result<String, JsError> {
     Ok(rdbench_core::config::parse_page_texts(&texts).to_string())
 }
 
+/// What one browser worker may hold: a wasm32 instance's whole address space.
+const WORKER_MEMORY_BYTES: u64 = 4 << 30;
+
+/// The memory a config needs on `workers` workers, before any work: `{text, refused,
+/// largest_seq_len}` JSON (`refused` null when it fits each worker's 4 GiB, else the
+/// message with the figure and the longest T that fits).
+#[wasm_bindgen]
+pub fn memory_check(config_json: &str, workers: usize) -> Result<String, JsError> {
+    let cfg: rdbench_core::config::BenchConfig =
+        serde_json::from_str(config_json).map_err(|e| JsError::new(&format!("config: {e}")))?;
+    let bench = cfg.resolve().map_err(|e| JsError::new(&e.to_string()))?;
+    let fp = rdbench_core::footprint::Footprint::of(&bench, workers);
+    let text = fp.line(true);
+    let verdict =
+        rdbench_core::footprint::check(&bench, workers, WORKER_MEMORY_BYTES, true, "a browser worker's 4 GiB");
+    Ok(match verdict {
+        Ok(_) => serde_json::json!({"text": text, "refused": null, "largest_seq_len": null}),
+        Err(too) => serde_json::json!({"text": text, "refused": too.message, "largest_seq_len": too.largest_seq_len}),
+    }
+    .to_string())
+}
+
 /// The report charts the page shows, in order (`CHARTS`): `[{name, canvas_id, title, tall}]` JSON.
 #[wasm_bindgen]
 pub fn chart_registry() -> String {

@@ -18,7 +18,24 @@ pub(super) fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
     let t = text.trim();
     match k.kind {
         KnobKind::Int { min, max } => {
-            let v: u64 = t.parse().map_err(|_| format!("must be a whole number (got {t:?})"))?;
+            let v: u64 = match t.parse() {
+                Ok(v) => v,
+                Err(_) => {
+                    // "-3" is a whole number, only out of range: say the range it misses.
+                    let digits = t.strip_prefix('-').unwrap_or(t);
+                    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                        return Err(format!("must be a whole number (got {t:?})"));
+                    }
+                    if digits.bytes().any(|b| b != b'0') {
+                        return Err(match max {
+                            IntBound::Fixed(hi) => range_msg(min, hi, t),
+                            _ if t.starts_with('-') => format!("must be at least {min} (got {t})"),
+                            _ => format!("is too large (got {t})"),
+                        });
+                    }
+                    0 // "-0"
+                }
+            };
             // Track-dependent upper bounds are checked in `problems`, which knows the track.
             match max {
                 IntBound::Fixed(hi) if v < min || v > hi => Err(range_msg(min, hi, v)),

@@ -43,6 +43,22 @@ pub const PRESETS: &[Preset] = &[
                state, test accuracy (higher is better), the track's default training set.",
         overrides: &[("track", "mnist1d")],
     },
+    Preset {
+        name: "long",
+        label: "Long sequences",
+        help: "The adding problem at T = 1000, where dense BPTT's memory matters: a small \
+               protocol (4 paired seeds, 2 lrs, 3 epochs) that finishes in a few minutes on a \
+               laptop CPU.",
+        overrides: &[
+            ("track", "adding"),
+            ("seq_len", "1000"),
+            ("n_seeds", "4"),
+            ("n_sweep_seeds", "1"),
+            ("lrs", "0.003,0.01"),
+            ("epochs", "3"),
+            ("hidden_size", "16"),
+        ],
+    },
 ];
 
 /// The page's schema: knobs, presets and defaults as JSON (served by the charts wasm).

@@ -102,6 +102,20 @@ fn edge_values() {
 }
 
 #[test]
+fn a_negative_or_huge_whole_number_is_told_its_range_not_that_it_is_no_whole_number() {
+    let msg = |key: &str, text: &str| parse_texts([(key, text)]).unwrap_err()[0].message.clone();
+    assert_eq!(msg("n_seeds", "-3"), "must be between 1 and 64 (got -3)");
+    assert_eq!(msg("n_seeds", "99999999999999999999999"), "must be between 1 and 64 (got 99999999999999999999999)");
+    // A bound that depends on the track: the lower bound, or "too large".
+    assert_eq!(msg("batch_size", "-3"), "must be at least 1 (got -3)");
+    assert_eq!(msg("batch_size", "99999999999999999999999"), "is too large (got 99999999999999999999999)");
+    for text in ["1.5", "abc", "-", "", "--3", "3-"] {
+        assert_eq!(msg("n_seeds", text), format!("must be a whole number (got {text:?})"));
+    }
+    assert_eq!(parse_texts([("data_seed", "-0")]).unwrap().data_seed, 0);
+}
+
+#[test]
 fn texts_round_trip() {
     let cfg = parse_texts([("lrs", "0.0003,0.1"), ("tau", "0.0125"), ("policy", "chained")]).unwrap();
     let v = serde_json::to_value(&cfg).unwrap();

@@ -4,11 +4,11 @@
 //! `rdbench_core::frontier::grid`; the passes the probe runs anyway (dense, the idea,
 //! reversal at the probed intervals) are points too.
 
+use crate::batch::{Batch, rows};
 use crate::memory::thread_peak_during;
 use crate::model::RecurrentModel;
 use crate::model::kernels::cube_device;
 use crate::schedule::{Pass, Schedule};
-use crate::train::batch::{Batch, rows};
 use burn::tensor::Tensor;
 use rdbench_core::frontier::{budget_of_interval, grid, slots_for_budget};
 use rdbench_core::records::{FrontierPoint, ScheduleAt};

@@ -2,11 +2,11 @@
 //! the interval it implies, and what checkpointing at that interval does to the gradient.
 
 use super::frontier::{Measured, exact_passes, measure, point};
+use crate::batch::{Batch, rows};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use crate::schedule::Schedule;
 use crate::schedule::reversal::{chained_defect, checkpoint_count, relative_errors};
-use crate::train::batch::{Batch, rows};
 use crate::train::dense::hidden_states;
 use crate::train::read_f32;
 use burn::tensor::Tensor;

@@ -3,10 +3,10 @@
 //! checkpointed backward pass at that interval.
 
 use super::probe::{PROBE_TRAJECTORIES, ProbeSettings, probe};
+use crate::batch::{Batch, DeviceData};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use crate::schedule::reversal::checkpointed_grads;
-use crate::train::batch::{Batch, DeviceData};
 use crate::train::{GradOut, GradientRule, LocalFuture, RunExtras};
 use burn::tensor::Tensor;
 use rdbench_core::records::ProbeRecord;

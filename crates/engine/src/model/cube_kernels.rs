@@ -36,14 +36,7 @@ pub struct PackedLayout {
 impl PackedLayout {
     /// Offsets of w_ih, w_hh, b_ih, b_hh, w_o, b_o, and the row length P.
     pub fn offsets(&self) -> [usize; 7] {
-        let (f, h, o) = (self.f, self.h, self.o);
-        let h3 = 3 * h;
-        let w_hh = f * h3;
-        let b_ih = w_hh + h * h3;
-        let b_hh = b_ih + h3;
-        let w_o = b_hh + h3;
-        let b_o = w_o + h * o;
-        [0, w_hh, b_ih, b_hh, w_o, b_o, b_o + o]
+        super::gru_params::GruParam::packed_offsets(self.f, self.h, self.o)
     }
 
     /// Values per run.
@@ -126,8 +119,9 @@ fn gate_parts(
     (ar, az, gin, ghn)
 }
 
-/// A packed row's offsets inside a kernel, as [`PackedLayout::offsets`]: w_hh, b_ih, b_hh,
-/// w_o, b_o, and the row length P.
+/// A packed row's offsets inside a kernel, as [`PackedLayout::offsets`] (`GruParam`'s order,
+/// which a kernel cannot call): w_hh, b_ih, b_hh, w_o, b_o, and the row length P. The
+/// packed layout's round trip (`tests/cube_kernels.rs`) checks the two agree.
 #[cube]
 fn packed_offsets(f: usize, hd: usize, od: usize) -> (usize, usize, usize, usize, usize, usize) {
     let h3 = 3 * hd;

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "cube")]
 use super::cube_kernels;
+use super::gru_params::GruParam;
 use super::{Grads, RecurrentModel, StepLoss, VjpStep, kernels};
 use burn::tensor::{Tensor, activation::sigmoid};
 use rand::Rng;
@@ -37,8 +38,16 @@ struct Named<'a> {
 
 impl<'a> Named<'a> {
     fn of(p: &'a [Tensor<3>]) -> Self {
-        let [w_ih, w_hh, b_ih, b_hh, w_o, b_o] = p else { panic!("a GRU has six parameters, got {}", p.len()) };
-        Named { w_ih, w_hh, b_ih, b_hh, w_o, b_o }
+        assert_eq!(p.len(), GruParam::ALL.len(), "a GRU has six parameters");
+        let at = |q: GruParam| &p[q.index()];
+        Named {
+            w_ih: at(GruParam::WIh),
+            w_hh: at(GruParam::WHh),
+            b_ih: at(GruParam::BIh),
+            b_hh: at(GruParam::BHh),
+            w_o: at(GruParam::WO),
+            b_o: at(GruParam::BO),
+        }
     }
 
     /// The four the cell's kernels take.
@@ -48,12 +57,12 @@ impl<'a> Named<'a> {
 }
 
 /// Where each parameter's gradient sits in a per-parameter [`Grads`].
-const W_IH: usize = 0;
-const W_HH: usize = 1;
-const B_IH: usize = 2;
-const B_HH: usize = 3;
-const W_O: usize = 4;
-const B_O: usize = 5;
+const W_IH: usize = GruParam::WIh.index();
+const W_HH: usize = GruParam::WHh.index();
+const B_IH: usize = GruParam::BIh.index();
+const B_HH: usize = GruParam::BHh.index();
+const W_O: usize = GruParam::WO.index();
+const B_O: usize = GruParam::BO.index();
 
 /// Gate activations of one step, kept for the vector-Jacobian product.
 struct Gates {
@@ -151,12 +160,11 @@ impl RecurrentModel for Gru {
     }
 
     fn param_names(&self) -> &'static [&'static str] {
-        &["w_ih", "w_hh", "b_ih", "b_hh", "w_o", "b_o"]
+        &GruParam::NAMES
     }
 
     fn param_shapes(&self) -> Vec<[usize; 2]> {
-        let (i, h, o) = (self.input, self.hidden, self.output);
-        vec![[i, 3 * h], [h, 3 * h], [1, 3 * h], [1, 3 * h], [h, o], [1, o]]
+        GruParam::ALL.iter().map(|p| p.shape(self.input, self.hidden, self.output)).collect()
     }
 
     fn init_run(&self, rng: &mut ChaCha8Rng) -> Vec<Vec<f32>> {

@@ -6,6 +6,7 @@
 //! model files stay as the reference and serve every other backend.
 
 use super::fast_math as fm;
+use super::gru_params::GruParam;
 use super::simd;
 use super::small_mm::{self, Start};
 use burn::backend::flex::FlexTensor;
@@ -37,12 +38,30 @@ pub struct GruTensors<B: Backend> {
 
 impl GruTensors<D> {
     fn of(t: &[Tensor<3>]) -> Self {
-        let d = |i: usize| t[i].clone().into_dispatch();
-        GruTensors { w_ih: d(0), w_hh: d(1), b_ih: d(2), b_hh: d(3), w_o: d(4), b_o: d(5) }
+        let d = |p: GruParam| t[p.index()].clone().into_dispatch();
+        GruTensors {
+            w_ih: d(GruParam::WIh),
+            w_hh: d(GruParam::WHh),
+            b_ih: d(GruParam::BIh),
+            b_hh: d(GruParam::BHh),
+            w_o: d(GruParam::WO),
+            b_o: d(GruParam::BO),
+        }
     }
 
     fn into_tensors(self) -> [Tensor<3>; 6] {
-        [self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_o, self.b_o].map(Tensor::from_dispatch)
+        let mut slots: [Option<FloatTensor<D>>; 6] = Default::default();
+        for (p, t) in [
+            (GruParam::WIh, self.w_ih),
+            (GruParam::WHh, self.w_hh),
+            (GruParam::BIh, self.b_ih),
+            (GruParam::BHh, self.b_hh),
+            (GruParam::WO, self.w_o),
+            (GruParam::BO, self.b_o),
+        ] {
+            slots[p.index()] = Some(t);
+        }
+        slots.map(|t| Tensor::from_dispatch(t.expect("every parameter has a slot")))
     }
 }
 

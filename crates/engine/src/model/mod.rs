@@ -10,6 +10,7 @@ pub mod cube_kernels;
 pub mod evals;
 mod fast_math;
 mod gru;
+pub mod gru_params;
 pub mod kernels;
 pub mod loss;
 mod rev_ode;

@@ -11,12 +11,19 @@ pub mod plan;
 pub mod reversal;
 pub mod revolve;
 
+use crate::batch::Batch;
 use crate::model::RecurrentModel;
 use crate::model::evals::Evals;
-use crate::train::GradOut;
-use crate::train::batch::Batch;
 use burn::tensor::Tensor;
 pub use rdbench_core::records::ScheduleKind;
+
+/// Gradients and per-run loss of one minibatch: what a schedule gives training.
+pub struct GradOut {
+    /// One gradient per parameter, `[R, ..]`, on the parameters' (non-autodiff) device.
+    pub grads: Vec<Tensor<3>>,
+    /// Per-run training loss (the track's: MSE or mean cross-entropy), `[R]`.
+    pub loss: Tensor<1>,
+}
 
 /// A gradient schedule with its parameter.
 #[derive(Clone, Debug, PartialEq, Eq)]

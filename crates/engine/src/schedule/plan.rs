@@ -4,8 +4,8 @@
 //! runs any valid plan and counts what it did.
 
 use super::{Counts, Pass};
+use crate::batch::Batch;
 use crate::model::{Grads, RecurrentModel, VjpStep, evals};
-use crate::train::batch::Batch;
 use burn::tensor::Tensor;
 
 /// One action of a plan. The working state is h at some time `cur`; the store holds

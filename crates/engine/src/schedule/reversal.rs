@@ -8,9 +8,9 @@
 //! checkpoint at t - 1, and frees each checkpoint once it is passed.
 
 use super::{Counts, Pass};
+use crate::batch::{Batch, rows};
 use crate::model::evals::{self, Evals};
 use crate::model::{RecurrentModel, VjpStep};
-use crate::train::batch::{Batch, rows};
 use burn::tensor::Tensor;
 
 /// Number of stored states for interval `k` over `t` steps: ceil(T / k) + 1.

@@ -2,9 +2,10 @@
 //! before each epoch and after the last, and the extras its runs record. Training calls
 //! only this interface; the baseline (`dense`) and the idea arm (`crate::idea`) implement it.
 
-use super::batch::{Batch, DeviceData};
+use crate::batch::{Batch, DeviceData};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
+pub use crate::schedule::GradOut;
 use burn::tensor::Tensor;
 use rdbench_core::records::ProbeRecord;
 use std::future::Future;
@@ -12,14 +13,6 @@ use std::pin::Pin;
 
 /// A future that may borrow and need not be `Send` (the browser's futures are not).
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
-
-/// Gradients and per-run loss of one minibatch.
-pub struct GradOut {
-    /// One gradient per parameter, `[R, ..]`, on the parameters' (non-autodiff) device.
-    pub grads: Vec<Tensor<3>>,
-    /// Per-run training loss (the track's: MSE or mean cross-entropy), `[R]`.
-    pub loss: Tensor<1>,
-}
 
 /// What an arm adds to each of its runs' records.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -3,7 +3,7 @@
 //! (evaluation, hidden states).
 
 use super::arm::{GradOut, GradientRule, RunExtras};
-use super::batch::Batch;
+use crate::batch::Batch;
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use crate::model::loss::{row_cross_entropy, task_loss};

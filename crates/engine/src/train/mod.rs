@@ -4,7 +4,7 @@
 
 pub mod adam;
 pub mod arm;
-pub mod batch;
+
 pub mod dense;
 pub mod enrich;
 #[cfg(not(target_arch = "wasm32"))]
@@ -13,7 +13,7 @@ mod population;
 
 pub use arm::{GradOut, GradientRule, LocalFuture, RunExtras};
 pub use enrich::Enrichment;
-pub use population::{optimizer_step, train_population};
+pub use population::{Population, optimizer_step, train_population};
 
 use crate::error::EngineError;
 use crate::host::Host;

@@ -4,12 +4,10 @@
 //! slice it trains in (tested), and the records come back in spec order.
 
 use super::arm::GradientRule;
-use super::batch::DeviceData;
-use super::{Tally, TrainSettings, train_population};
+use super::{Population, Tally, TrainSettings, train_population};
+use crate::batch::DeviceData;
 use crate::error::EngineError;
 use crate::host::{Event, Host};
-use crate::model::RecurrentModel;
-use burn::tensor::Device;
 use rdbench_core::records::{RunRecord, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -36,14 +34,10 @@ pub use rdbench_core::records::slices;
 /// Train `specs` like [`train_population`], split over up to `threads` threads, each slice a
 /// population of its own with a fresh rule from `make_rule`. Progress events are merged into
 /// bench-wide figures; a cancel reaches every slice before its next step.
-#[allow(clippy::too_many_arguments)]
 pub fn train_split(
-    model: &dyn RecurrentModel,
+    at: &Population<'_>,
     specs: &[RunSpec],
-    data: (&DeviceData, &DeviceData),
-    settings: &TrainSettings,
     make_rule: &(dyn Fn() -> Box<dyn GradientRule> + Sync),
-    device: &Device,
     host: &mut dyn Host,
     tally: &mut Tally,
     threads: usize,
@@ -63,9 +57,7 @@ pub fn train_split(
                 scope.spawn(move || {
                     let mut rule = make_rule();
                     let mut host = SliceHost { slice, events, cancel };
-                    futures::executor::block_on(train_population(
-                        model, chunk, data.0, data.1, settings, &mut *rule, device, &mut host, &mut local,
-                    ))
+                    futures::executor::block_on(train_population(at, chunk, &mut *rule, &mut host, &mut local))
                 })
             })
             .collect();
@@ -93,7 +85,7 @@ pub fn train_split(
         records.extend(r?);
     }
     tally.runs_done = base_runs + records.len();
-    tally.work_done = base_work + work_of(specs.len(), data.0, settings, make_rule);
+    tally.work_done = base_work + work_of(specs.len(), at.train, at.settings, make_rule);
     Ok(records)
 }
 

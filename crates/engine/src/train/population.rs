@@ -3,10 +3,10 @@
 use super::adam::{Adam, clip, grad_norms, zero_runs};
 use super::arm::GradOut;
 use super::arm::GradientRule;
-use super::batch::{DeviceData, epoch_order};
 use super::dense::evaluate;
 use super::enrich::Ranks;
 use super::{Tally, TrainSettings, init_population, read_f32, unless_cancelled};
+use crate::batch::{DeviceData, epoch_order};
 use crate::error::EngineError;
 use crate::host::{Event, Host};
 use crate::model::RecurrentModel;
@@ -15,20 +15,32 @@ use rdbench_core::progress::Progress;
 use rdbench_core::records::{DivergedAt, RunRecord, RunSpec};
 use web_time::Instant;
 
-/// Train every run in `specs` together on `train` with `rule`'s gradients, score it on
-/// `eval`.
-#[allow(clippy::too_many_arguments)]
+/// What every population of a phase shares: the model, the phase's data (trained on and
+/// scored on), the settings and the device.
+#[derive(Clone, Copy)]
+pub struct Population<'a> {
+    /// The model every run trains.
+    pub model: &'a dyn RecurrentModel,
+    /// The training set.
+    pub train: &'a DeviceData,
+    /// The evaluation set (validation for the sweep, test for full runs).
+    pub eval: &'a DeviceData,
+    /// Epochs, batch size and what every record is stamped with.
+    pub settings: &'a TrainSettings,
+    /// Where the tensors live.
+    pub device: &'a Device,
+}
+
+/// Train every run in `specs` together on `at.train` with `rule`'s gradients, score it on
+/// `at.eval`.
 pub async fn train_population(
-    model: &dyn RecurrentModel,
+    at: &Population<'_>,
     specs: &[RunSpec],
-    train: &DeviceData,
-    eval: &DeviceData,
-    settings: &TrainSettings,
     rule: &mut dyn GradientRule,
-    device: &Device,
     host: &mut dyn Host,
     tally: &mut Tally,
 ) -> Result<Vec<RunRecord>, EngineError> {
+    let Population { model, train, eval, settings, device } = *at;
     let r = specs.len();
     let started = Instant::now();
     let seeds: Vec<u64> = specs.iter().map(|s| s.seed).collect();
