@@ -275,3 +275,23 @@ fn study_refuses_a_bench_report_that_does_not_validate() {
     assert!(!study.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn merge_rerun_catches_an_edited_record() {
+    let dir = tempdir("merge-rerun");
+    let (plan, full, records) = (dir.join("plan.json"), dir.join("plan_full.json"), dir.join("records"));
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
+    // A sweep record with a better metric: the merge takes it as it is.
+    let path =
+        std::fs::read_dir(&records).unwrap().map(|e| e.unwrap().path()).find(|p| s(p).contains("-idea-")).unwrap();
+    let mut rec = json(&path);
+    rec["metric"] = (rec["metric"].as_f64().unwrap() / 2.0).into();
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records), "--rerun", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("idea/sweep/0.01/1000 DIFFERS") && err.contains("nothing was written"), "{err}");
+    assert!(!full.exists());
+    ok(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -34,6 +34,14 @@ pub struct MergeArgs {
     /// Record files, or directories of them (every `*.json` inside).
     #[arg(required = true, value_name = "RECORDS")]
     records: Vec<PathBuf>,
+    /// Before building anything, train records of the plan again and compare them with the
+    /// records (as `validate --rerun`): N drawn per bench, `all`, or runs named
+    /// TRACK/MODEL/POLICY/ARM/PHASE/LR/SEED; any that differs and nothing is written.
+    #[arg(long, value_name = "N|all|RUNS")]
+    rerun: Option<String>,
+    /// Seed of the draw of `--rerun N` (default: one from the clock, printed).
+    #[arg(long, value_name = "SEED", requires = "rerun")]
+    rerun_seed: Option<u64>,
 }
 
 /// Every record in `paths` (files, or directories of `*.json` files), with where it is.
@@ -124,6 +132,9 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
         plan.check_best_lrs(&checked)
             .map_err(|e| format!("the plan {}: {e}; nothing was written", args.plan.display()))?;
     }
+    if let Some(selection) = &args.rerun {
+        rerun(&plan, &checked, selection, args.rerun_seed)?;
+    }
     let used: usize = {
         let mut keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
         keys.sort();
@@ -156,6 +167,32 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Train records of `checked` (each bench's, once per run hash: grid points that share
+/// their runs share their records) again and compare them; refuse the merge if any differs.
+fn rerun(plan: &Plan, checked: &[Vec<RunRecord>], selection: &str, seed: Option<u64>) -> Result<(), Failure> {
+    let mut benches: Vec<serde_json::Value> = Vec::new();
+    let mut hashes: Vec<String> = Vec::new();
+    for (cfg, recs) in plan.benches.iter().zip(checked) {
+        if recs.is_empty() || hashes.contains(&cfg.run_hash()) {
+            continue;
+        }
+        hashes.push(cfg.run_hash());
+        benches.push(serde_json::json!({ "config": cfg, "runs": recs }));
+    }
+    let reports: Vec<&serde_json::Value> = benches.iter().collect();
+    let opts = super::rerun::RerunOpts {
+        selection: selection.to_string(),
+        seed,
+        backend: Some(plan.backend.clone()),
+        threads: None,
+    };
+    if super::rerun::rerun(&opts, &reports, plan.kind == PlanKind::Study)? {
+        Ok(())
+    } else {
+        Err("records differ from their runs trained again (above); nothing was written".to_string().into())
+    }
 }
 
 /// The sweep's merge: plan the full runs at each arm's best lr and write that plan.

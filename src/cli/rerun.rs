@@ -1,12 +1,11 @@
-//! `rdbench validate --rerun`: train runs of a report again with the engine and compare each
-//! with the report's record (bit for bit on the CPU backend that made it; within the GPU
-//! tolerance on a GPU or another backend). Validation only shows that a report agrees with
-//! itself; this shows that its runs ran. It draws the runs with a printed seed, states its
-//! cost before it starts, names every run that differs, and warns when another build made
-//! the report.
+//! `rdbench validate --rerun` (and `merge --rerun`): train runs of a report (or of a plan's
+//! records) again with the engine and compare each with its record (bit for bit on the CPU
+//! backend that made it; within the GPU tolerance on a GPU or another backend). Validation
+//! only shows that a report agrees with itself; this shows that its runs ran. It draws the
+//! runs with a printed seed, states its cost before it starts, names every run that
+//! differs, and warns when another build made them.
 
 use super::Failure;
-use super::validate::ValidateArgs;
 use crate::outln;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{RunRecord, RunSpec};
@@ -17,6 +16,18 @@ use rdbench_engine::host::{Event, Host};
 use rdbench_engine::protocol::run_work;
 use rdbench_page::format::duration;
 use serde_json::Value;
+
+/// What to re-run and where.
+pub struct RerunOpts {
+    /// `--rerun`: N, `all` or run names.
+    pub selection: String,
+    /// `--rerun-seed`: the draw's seed (default: from the clock).
+    pub seed: Option<u64>,
+    /// The backend to re-run on (CLI name; default: each run's own).
+    pub backend: Option<String>,
+    /// Threads per population (default: one per core).
+    pub threads: Option<u16>,
+}
 
 /// One bench report's runs to train again, on one backend.
 struct Group<'a> {
@@ -44,7 +55,7 @@ fn is_cpu(name: &str) -> bool {
 
 /// The groups to re-run, or why not.
 fn groups<'a>(
-    args: &ValidateArgs,
+    args: &RerunOpts,
     selection: &Selection,
     seed: u64,
     reports: &[&'a Value],
@@ -155,21 +166,19 @@ impl Host for Checker<'_, '_> {
     }
 }
 
-/// Re-run what `selection` names of the report `value`; `Ok(true)` when every run equals
-/// the report's.
-pub fn rerun(args: &ValidateArgs, selection: &str, value: Option<&Value>, study: bool) -> Result<bool, Failure> {
-    let selection = parse_selection(selection).map_err(|e| format!("invalid value for --rerun: {e}"))?;
-    if args.rerun_seed.is_some() && !matches!(selection, Selection::Count(_)) {
+/// Re-run what `args` selects of `reports` (bench reports, or a plan's benches as
+/// `{"config", "runs"}`; several: a study's, whose runs are named with their bench);
+/// `Ok(true)` when every run equals its record.
+pub fn rerun(args: &RerunOpts, reports: &[&Value], study: bool) -> Result<bool, Failure> {
+    let selection = parse_selection(&args.selection).map_err(|e| format!("invalid value for --rerun: {e}"))?;
+    if args.seed.is_some() && !matches!(selection, Selection::Count(_)) {
         return Err("--rerun-seed goes with --rerun N (a draw of N runs)".to_string().into());
     }
-    let value = value.ok_or_else(|| "the file is not JSON: nothing to re-run".to_string())?;
-    let reports: Vec<&Value> =
-        if study { value["reports"].as_array().map(|r| r.iter().collect()).unwrap_or_default() } else { vec![value] };
-    let seed = args.rerun_seed.unwrap_or_else(|| {
+    let seed = args.seed.unwrap_or_else(|| {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         now.as_nanos() as u64 % 1_000_000
     });
-    let groups = groups(args, &selection, seed, &reports, study)?;
+    let groups = groups(args, &selection, seed, reports, study)?;
     let total: usize = groups.iter().map(|g| g.runs.len()).sum();
     let of: usize = reports.iter().map(|r| r["runs"].as_array().map_or(0, Vec::len)).sum();
     let names: Vec<&str> = groups.iter().flat_map(|g| g.runs.iter().map(|(_, _, n)| n.as_str())).collect();

@@ -103,7 +103,19 @@ pub fn validate(args: &ValidateArgs) -> i32 {
         }
     }
     let Some(selection) = &args.rerun else { return if valid { 0 } else { 1 } };
-    match super::rerun::rerun(args, selection, value.as_ref(), study) {
+    let Some(v) = &value else {
+        eprintln!("error: the file is not JSON: nothing to re-run");
+        return 2;
+    };
+    let reports: Vec<&serde_json::Value> =
+        if study { v["reports"].as_array().map(|r| r.iter().collect()).unwrap_or_default() } else { vec![v] };
+    let opts = super::rerun::RerunOpts {
+        selection: selection.clone(),
+        seed: args.rerun_seed,
+        backend: args.backend.clone(),
+        threads: args.threads,
+    };
+    match super::rerun::rerun(&opts, &reports, study) {
         Ok(true) if valid => 0,
         Ok(_) => 1,
         Err(Failure::Interrupted) => super::signal::EXIT_INTERRUPTED,
