@@ -295,3 +295,15 @@ fn merge_rerun_catches_an_edited_record() {
     ok(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records)]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_browser_report_is_rerun_within_the_tolerance() {
+    let dir = tempdir("wasm");
+    let path = dir.join("wasm.json");
+    let report = forged(|r| r.environment.as_mut().unwrap().platform = "wasm".into());
+    std::fs::write(&path, report.to_json()).unwrap();
+    let (out, err) = ok(&["validate", s(&path), "--rerun", "1", "--rerun-seed", "0"]);
+    assert!(err.contains("made in the browser (wasm), re-run on cpu-flex, are compared within 1e-4"), "{err}");
+    assert!(out.contains("within 1e-4") && !out.contains("bit for bit"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -33,8 +33,9 @@ pub struct RerunOpts {
 struct Group<'a> {
     cfg: BenchConfig,
     backend: Backend,
-    /// Whether the report's runs came from this backend (a CPU one): then bit for bit.
-    exact: bool,
+    /// Why the runs are compared within the tolerance (made on a GPU, in the browser, or on
+    /// another backend); None: made natively on this CPU backend, so bit for bit.
+    inexact: Option<&'static str>,
     /// (spec, the report's record as JSON, its name).
     runs: Vec<(RunSpec, &'a Value, String)>,
 }
@@ -92,12 +93,24 @@ fn groups<'a>(
             if let Some(t) = args.threads {
                 backend.threads = t as usize;
             }
-            let exact = backend.name == r.backend && is_cpu(&r.backend);
+            // wasm's kernels round differently from native ones (the browser tests compare
+            // them within 1e-5), and a GPU's reductions need not be ordered.
+            let inexact = if report["environment"]["platform"] == "wasm" {
+                Some("made in the browser (wasm)")
+            } else if r.backend.is_empty() {
+                Some("made on a backend the report does not record")
+            } else if !is_cpu(&r.backend) {
+                Some("made on a GPU")
+            } else if backend.name != r.backend {
+                Some("made on another backend")
+            } else {
+                None
+            };
             let name = if in_study { study_run_name(&cfg, &spec(r)) } else { run_name(&spec(r)) };
             let entry = (spec(r), &values[i], name);
-            match out.iter_mut().find(|g| g.cfg == cfg && g.backend.name == backend.name && g.exact == exact) {
+            match out.iter_mut().find(|g| g.cfg == cfg && g.backend.name == backend.name && g.inexact == inexact) {
                 Some(g) => g.runs.push(entry),
-                None => out.push(Group { cfg: cfg.clone(), backend, exact, runs: vec![entry] }),
+                None => out.push(Group { cfg: cfg.clone(), backend, inexact, runs: vec![entry] }),
             }
         }
     }
@@ -146,11 +159,11 @@ impl Host for Checker<'_, '_> {
         let Event::RunFinished(r) = event else { return };
         let Some((_, file, name)) = self.group.runs.iter().find(|(s, _, _)| *s == spec(r)) else { return };
         *self.done += 1;
-        let tolerance = (!self.group.exact).then_some(GPU_TOLERANCE);
+        let tolerance = self.group.inexact.map(|_| GPU_TOLERANCE);
         let diffs = compare(file, r, tolerance);
         let (k, n) = (*self.done, self.total);
         if diffs.is_empty() {
-            let how = if self.group.exact { "bit for bit".to_string() } else { format!("within {GPU_TOLERANCE:e}") };
+            let how = if tolerance.is_none() { "bit for bit".to_string() } else { format!("within {GPU_TOLERANCE:e}") };
             outln!("  [{k}/{n}] {name}: the report's, {how}");
         } else {
             eprintln!("  [{k}/{n}] {name} DIFFERS from the report:");
@@ -211,9 +224,11 @@ pub fn rerun(args: &RerunOpts, reports: &[&Value], study: bool) -> Result<bool, 
             other.join(", ")
         );
     }
-    for g in groups.iter().filter(|g| !g.exact) {
+    for g in groups.iter() {
+        let Some(why) = g.inexact else { continue };
         eprintln!(
-            "note: runs of {} re-run on {} are compared within {GPU_TOLERANCE:e} (relative above 1), not bit for bit",
+            "note: runs of {} {why}, re-run on {}, are compared within {GPU_TOLERANCE:e} (relative above 1), not bit \
+             for bit",
             rdbench_core::study::bench_name(&g.cfg),
             g.backend.name
         );
