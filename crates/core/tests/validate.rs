@@ -304,3 +304,21 @@ fn the_environment_block_is_checked() {
         assert!(paths(&p).contains(path), "{what}: {path} not named: {p:#?}");
     }
 }
+
+#[test]
+fn the_seed_reports_are_read_as_the_seed_era() {
+    use rdbench_core::report::Era;
+    let shared = format!("{}/../../../shared/reference/seed_bench_report.json", env!("CARGO_MANIFEST_DIR"));
+    let mut texts = vec![seed_era().to_string()];
+    texts.extend(std::fs::read_to_string(shared).ok()); // the contract's copy, where this checkout has it
+    for text in texts {
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(Era::of(&v), Era::Seed);
+        validate_json(&text).unwrap_or_else(|p| panic!("{p:#?}"));
+        // One extension key makes it a report of this project, which then lacks the others.
+        let mut with = v.clone();
+        with["warnings"] = json!([]);
+        let p = problems(&with);
+        assert!(paths(&p).contains(&"config") && paths(&p).contains(&"runs"), "{p:#?}");
+    }
+}
