@@ -49,12 +49,12 @@ fn texts() -> &'static Vec<String> {
 #[test]
 fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
     let study = build_study(texts()).unwrap();
-    assert_eq!(study.tracks, ["dynamics", "mnist1d"]);
+    assert_eq!(study.tracks, ["dynamics", "mnist1d", "adding"]);
     assert_eq!(study.models, ["rnn_small", "rev_ode_small"]);
     assert_eq!(study.policies, ["one_step", "chained"]);
     let rows: Vec<String> = study.table.iter().map(|r| format!("{} {} {}", r.track, r.model, r.policy)).collect();
     let mut want = Vec::new();
-    for t in ["dynamics", "mnist1d"] {
+    for t in ["dynamics", "mnist1d", "adding"] {
         for m in ["rnn_small", "rev_ode_small"] {
             for p in ["one_step", "chained"] {
                 want.push(format!("{t} {m} {p}"));
@@ -90,7 +90,7 @@ fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
         let n: usize = study.table.iter().filter(|r| r.model == m.scope).map(|r| r.n_probes).sum();
         assert_eq!(m.n_probes, n, "{}", m.scope);
     }
-    assert_eq!(study.per_track.iter().map(|m| m.scope.as_str()).collect::<Vec<_>>(), ["dynamics", "mnist1d"]);
+    assert_eq!(study.per_track.iter().map(|m| m.scope.as_str()).collect::<Vec<_>>(), ["dynamics", "mnist1d", "adding"]);
     for m in &study.per_track {
         let n: usize = study.table.iter().filter(|r| r.track == m.scope).map(|r| r.n_probes).sum();
         assert_eq!((m.n_probes, m.benches.len()), (n, 4), "{}", m.scope);

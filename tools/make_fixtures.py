@@ -414,34 +414,40 @@ def revolve_fixture():
     recording step (`Forward` actions without `write_adj_deps`: the engine's VJP re-runs the
     step it differentiates, so these are the schedule's forward cell evaluations), the
     recording steps (T), the most snapshots it holds at once, and the package's optimum
-    `optimal_steps_binomial` (advances + recording steps) for the same slots."""
+    `optimal_steps_binomial` (advances + recording steps) for the same slots. `long_cases`:
+    the same at T = 1000 for a few slot counts, and the optimum alone at T = 10000 (the
+    package's Revolve and optimum run its O(T^2 s) recursion in Python: minutes at 5 slots,
+    hours at 10, so 10000 stops at 5)."""
     from importlib.metadata import version
 
     import checkpoint_schedules as cs
 
-    cases = []
-    for t in (1, 2, 5, 17, 80):
-        for slots in range(1, t + 1):
-            advances = recording = peak = 0
-            held = set()
-            for a in cs.Revolve(t, slots):
-                if isinstance(a, cs.Forward):
-                    if a.write_ics and a.storage != cs.StorageType.WORK:
-                        held.add(a.n0)
-                        peak = max(peak, len(held))
-                    if a.write_adj_deps:
-                        recording += a.n1 - a.n0
-                    else:
-                        advances += a.n1 - a.n0
-                elif isinstance(a, cs.Move):
-                    held.discard(a.n)
-                elif isinstance(a, cs.EndReverse):
-                    break
-            optimum = cs.optimal_steps_binomial(t, min(slots, t - 1)) if t > 1 else 1
-            assert advances + recording == optimum, (t, slots)
-            cases.append({"t": t, "slots": slots, "advances": advances, "recording": recording,
-                          "peak_snapshots": peak, "optimal_total": optimum})
-    return {"cases": cases,
+    def case(t, slots):
+        advances = recording = peak = 0
+        held = set()
+        for a in cs.Revolve(t, slots):
+            if isinstance(a, cs.Forward):
+                if a.write_ics and a.storage != cs.StorageType.WORK:
+                    held.add(a.n0)
+                    peak = max(peak, len(held))
+                if a.write_adj_deps:
+                    recording += a.n1 - a.n0
+                else:
+                    advances += a.n1 - a.n0
+            elif isinstance(a, cs.Move):
+                held.discard(a.n)
+            elif isinstance(a, cs.EndReverse):
+                break
+        optimum = cs.optimal_steps_binomial(t, min(slots, t - 1)) if t > 1 else 1
+        assert advances + recording == optimum, (t, slots)
+        return {"t": t, "slots": slots, "advances": advances, "recording": recording,
+                "peak_snapshots": peak, "optimal_total": optimum}
+
+    cases = [case(t, slots) for t in (1, 2, 5, 17, 80) for slots in range(1, t + 1)]
+    long_cases = [case(1000, slots) for slots in (2, 3, 5, 10)]
+    long_cases += [{"t": 10000, "slots": slots, "optimal_total": cs.optimal_steps_binomial(10000, slots)}
+                   for slots in (2, 3, 5)]
+    return {"cases": cases, "long_cases": long_cases,
             "versions": {"checkpoint_schedules": version("checkpoint-schedules"), "numpy": np.__version__}}
 
 
