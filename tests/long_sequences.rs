@@ -11,22 +11,10 @@ use serde_json::Value;
 use std::process::Command;
 
 /// A run's JSON without what measures time and bytes (the study measured with a counting
-/// allocator this test does not install) or the population it trained in.
+/// allocator this test does not install), the population it trained in, or the build that
+/// made it (the study's predates builds): what `validate --rerun` compares.
 fn untimed(r: &RunRecord) -> Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_time_s");
-    o.remove("population");
-    for p in v["probes"].as_array_mut().unwrap() {
-        let p = p.as_object_mut().unwrap();
-        p.remove("peak_bytes_checkpointed");
-        p.remove("peak_bytes_dense");
-        for f in p.get_mut("frontier").and_then(|f| f.as_array_mut()).into_iter().flatten() {
-            f.as_object_mut().unwrap().remove("seconds");
-            f.as_object_mut().unwrap().remove("peak_bytes");
-        }
-    }
-    v
+    rdbench_core::rerun::computed_part(serde_json::to_value(r).unwrap())
 }
 
 /// Baseline and idea full runs of seed 0 of the study's first bench on `track`, retrained at

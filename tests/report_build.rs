@@ -11,7 +11,7 @@ use rdbench_core::stats::Verdict;
 use serde_json::Value;
 
 fn cfg(n_seeds: usize) -> BenchConfig {
-    BenchConfig { n_seeds, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], ..BenchConfig::default() }
+    BenchConfig { n_seeds, n_sweep_seeds: 1, lrs: vec![0.003, 0.01], epochs: 2, ..BenchConfig::default() }
 }
 
 const SWEEP: [(f64, f64, f64); 2] = [(0.003, 0.2, 0.25), (0.01, 0.1, 0.12)];
@@ -31,6 +31,7 @@ fn environment() -> Environment {
         threads: 1,
         backend_note: String::new(),
         calibration: Vec::new(),
+        build: String::new(),
     }
 }
 
@@ -43,7 +44,7 @@ fn a_diverged_baseline_run_drops_its_pair_and_is_no_idea_win() {
     // Seed 1's baseline diverged. The idea loses every complete pair.
     let base = [Some(0.10), None, Some(0.10), Some(0.10), Some(0.10)];
     let idea = [Some(0.11), Some(0.05), Some(0.12), Some(0.13), Some(0.14)];
-    let r = build(&cfg(5), bench_runs(&SWEEP, 0.01, &base, &idea), Some(environment()));
+    let r = build(&cfg(5), consistent(&cfg(5), bench_runs(&SWEEP, 0.01, &base, &idea)), Some(environment()));
     let c = &r.comparison;
     assert_eq!(c.per_seed_diffs[1], None);
     assert_eq!(c.n_pairs, 4);
@@ -69,7 +70,7 @@ fn a_diverged_idea_run_is_never_a_win_and_the_verdict_uses_complete_pairs() {
     // Six complete pairs where the idea wins clearly, and one idea divergence.
     let base = [Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2)];
     let idea = [Some(0.1), Some(0.11), None, Some(0.12), Some(0.1), Some(0.13), Some(0.1)];
-    let r = build(&cfg(7), bench_runs(&SWEEP, 0.01, &base, &idea), Some(environment()));
+    let r = build(&cfg(7), consistent(&cfg(7), bench_runs(&SWEEP, 0.01, &base, &idea)), Some(environment()));
     let c = &r.comparison;
     assert_eq!((c.idea_wins, c.n_pairs), (6, 6));
     // 6 pairs all negative: exact p = 2 / 64 < 0.05, and delta_mean < 0: a win, judged on
@@ -90,7 +91,7 @@ fn a_diverged_idea_run_is_never_a_win_and_the_verdict_uses_complete_pairs() {
 fn validation_counts_wins_and_delta_mean_like_build() {
     let base = [Some(0.10), None, Some(0.10)];
     let idea = [Some(0.11), Some(0.05), None];
-    let r = build(&cfg(3), bench_runs(&SWEEP, 0.01, &base, &idea), Some(environment()));
+    let r = build(&cfg(3), consistent(&cfg(3), bench_runs(&SWEEP, 0.01, &base, &idea)), Some(environment()));
     assert_eq!(r.statistics.as_ref().unwrap().dropped_pairs.len(), 2);
     assert_eq!(r.statistics.as_ref().unwrap().dropped_pairs[1].reason, DropReason::IdeaDiverged);
     valid(&r);
@@ -127,7 +128,7 @@ fn memory_means_leave_diverged_runs_out() {
 
 #[test]
 fn runs_of_several_backends_are_reported() {
-    let mut runs = bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.2)], &[Some(0.1), Some(0.2)]);
+    let mut runs = consistent(&cfg(2), bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.2)], &[Some(0.1), Some(0.2)]));
     for r in runs.iter_mut().filter(|r| r.phase == Phase::Full) {
         r.backend = "webgpu".into();
     }
@@ -146,13 +147,15 @@ fn runs_of_several_backends_are_reported() {
 #[test]
 fn best_lr_follows_the_sweep_with_diverged_as_infinity() {
     // The baseline's better-looking lr has a diverged sweep run: the other lr is best.
-    let mut runs = bench_runs(&SWEEP, 0.003, &[Some(0.1)], &[Some(0.1)]);
+    let mut runs = consistent(&cfg(1), bench_runs(&SWEEP, 0.003, &[Some(0.1)], &[Some(0.1)]));
     let bad = runs.iter_mut().find(|r| r.arm == Arm::Baseline && r.phase == Phase::Sweep && r.lr == 0.01).unwrap();
     bad.metric = None;
     bad.diverged = true;
+    bad.diverged_at = Some(rdbench_core::records::DivergedAt { epoch: 1, step: 3 });
+    bad.loss_curve[1] = None;
     // Each arm's full runs train at its own best lr.
     runs.iter_mut().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).for_each(|r| r.lr = 0.01);
-    let r = build(&cfg(1), runs, None);
+    let r = build(&cfg(1), runs, Some(environment()));
     assert_eq!(r.baseline.best_cfg.lr, 0.003);
     assert_eq!(r.baseline.sweep[1].mean, None);
     assert_eq!(r.idea.best_cfg.lr, 0.01);
@@ -166,7 +169,7 @@ fn on_an_accuracy_track_a_higher_idea_is_the_win_and_the_best_lr_is_the_highest(
     let cfg = BenchConfig { track: "mnist1d".into(), ..cfg(8) };
     let base = [Some(0.60); 8];
     let idea = [Some(0.61), Some(0.62), Some(0.63), Some(0.64), Some(0.65), Some(0.66), Some(0.67), Some(0.68)];
-    let mut runs = bench_runs(&SWEEP, 0.003, &base, &idea);
+    let mut runs = consistent(&cfg, bench_runs(&SWEEP, 0.003, &base, &idea));
     for (i, r) in runs.iter_mut().filter(|r| r.phase == Phase::Full).enumerate() {
         r.secondary_metric = Some(1.0 + i as f64 / 100.0);
     }
@@ -207,7 +210,8 @@ fn on_an_accuracy_track_a_higher_idea_is_the_win_and_the_best_lr_is_the_highest(
 
 #[test]
 fn a_report_without_task_reads_as_the_dynamics_track() {
-    let r = build(&cfg(2), bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.1)], &[Some(0.09), Some(0.08)]), None);
+    let runs = consistent(&cfg(2), bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.1)], &[Some(0.09), Some(0.08)]));
+    let r = build(&cfg(2), runs, Some(environment()));
     assert_eq!(r.metric_direction, "lower is better");
     assert_eq!(r.comparison.idea_wins, 2);
     let task = r.task.clone().unwrap();

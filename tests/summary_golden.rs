@@ -41,6 +41,7 @@ fn report() -> Report {
         threads: 1,
         backend_note: String::new(),
         calibration: Vec::new(),
+        build: String::new(),
     };
     build(&cfg, runs, Some(env))
 }

@@ -114,7 +114,8 @@ function withMemory(m, parsed) {
   if (!parsed.config) return parsed;
   const workers = controls?.current?.backend === 'webgpu' ? 1 : engine.state.workers;
   const mem = JSON.parse(m.memory_check(JSON.stringify(parsed.config), workers));
-  parsed.memory = mem.text;
+  parsed.memory = mem.short;
+  parsed.memoryDetail = mem.text;
   if (mem.refused) {
     parsed.errors.push({ field: 'seq_len', message: mem.refused });
     parsed.config = null;
@@ -125,8 +126,12 @@ function withMemory(m, parsed) {
 function showEstimate(c) {
   // Runs per arm: a sweep run per lr and sweep seed, then one per paired seed.
   $('estimate').textContent = c
-    ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms). ${controls?.current?.memory ?? ''}`
+    ? `${2 * (c.lrs.length * c.n_sweep_seeds + c.n_seeds)} runs of ${c.epochs} epoch${c.epochs === 1 ? '' : 's'} (both arms)${controls?.current?.memory ? `, ${controls.current.memory}` : ''}.`
     : '';
+  // The sticky bar keeps one short line; the estimate's breakdown sits with the length, the
+  // knob memory follows.
+  const note = $('seq_len-memory');
+  if (note) note.textContent = c ? controls?.current?.memoryDetail ?? '' : '';
   // A run whose pair count can never reach alpha is worth a word before it starts.
   const warn = $('pairs-warning');
   const warning = c && chartsModule ? chartsModule.alpha_warning(c.n_seeds, c.alpha) : undefined;
@@ -401,9 +406,22 @@ Object.defineProperties(window.rdbench, {
 // The run bar sticks to the viewport's bottom while the form scrolls under it, so a control
 // the browser scrolls just into view (Tab down the form) would sit under it. The root
 // scroller's bottom padding is the bar's height (style.css), so focus stops above the bar.
+// The bar's height changes with its lines (estimate, warnings), possibly just after focus
+// moved: then the focused control is scrolled up by what the bar now covers.
+function keepFocusClearOfRunBar() {
+  const bar = $('run-bar');
+  const e = document.activeElement;
+  if (!e || e === document.body || bar.contains(e)) return;
+  const b = e.getBoundingClientRect();
+  const o = bar.getBoundingClientRect();
+  const covered = b.top < o.bottom && o.top < b.bottom && b.left < o.right && o.left < b.right;
+  if (covered && b.top < o.top) window.scrollBy(0, b.bottom - o.top + 8);
+}
 new ResizeObserver(() => {
   document.documentElement.style.setProperty('--run-bar-height', `${$('run-bar').offsetHeight}px`);
+  keepFocusClearOfRunBar();
 }).observe($('run-bar'));
+document.addEventListener('focusin', () => requestAnimationFrame(keepFocusClearOfRunBar));
 
 // ---------------------------------------------------------------- wiring
 /** The banner's words for what loading settings found (controls.loadHash), or ''. */

@@ -67,6 +67,12 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     error.setAttribute('aria-live', 'polite');
     // The error sits right under the control, where the eye is; the help below it.
     field.append(error, help);
+    // The length is the knob memory follows: the estimate's breakdown is shown under it.
+    if (knob.key === 'seq_len') {
+      const note = el('p', { className: 'help memory-note', id: 'seq_len-memory' });
+      note.setAttribute('aria-live', 'polite');
+      error.after(note);
+    }
   }
 
   function textBox(knob, id) {
@@ -239,7 +245,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     // The hash carries what the controls show: canonical texts, and a field in error as typed.
     const shown = { ...parsed.texts };
     for (const e of parsed.errors) if (e.field in texts) shown[e.field] = texts[e.field];
-    current = { config: parsed.config, errors: parsed.errors, texts: shown, backend, memory: parsed.memory ?? '' };
+    current = { config: parsed.config, errors: parsed.errors, texts: shown, backend, memory: parsed.memory ?? '', memoryDetail: parsed.memoryDetail ?? '' };
     markErrors(parsed);
     syncSliders(parsed, source);
     writeHash(hashOf(shown, backend));

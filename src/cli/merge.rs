@@ -1,8 +1,9 @@
 //! `rdbench merge`: check that every run of a plan is recorded exactly once with the plan's
-//! config and backend (naming every missing and foreign record; nothing is built from an
-//! incomplete merge), then either plan the next stage (the sweep's merge: each arm's best
-//! lr) or build the report — the bench's, or the study's of its benches — as `rdbench run`
-//! and `rdbench study` build it on one machine.
+//! config and backend, by this build (naming every missing and foreign record, and setting
+//! aside those of another build; nothing is built from an incomplete merge), and that a full
+//! plan's best lrs are those its sweep records give; then either plan the next stage (the
+//! sweep's merge: each arm's best lr) or build the report — the bench's, or the study's of
+//! its benches — as `rdbench run` and `rdbench study` build it on one machine.
 
 use super::Failure;
 use super::args::{RunArgs, StudyArgs};
@@ -33,6 +34,14 @@ pub struct MergeArgs {
     /// Record files, or directories of them (every `*.json` inside).
     #[arg(required = true, value_name = "RECORDS")]
     records: Vec<PathBuf>,
+    /// Before building anything, train records of the plan again and compare them with the
+    /// records (as `validate --rerun`): N drawn per bench, `all`, or runs named
+    /// TRACK/MODEL/POLICY/ARM/PHASE/LR/SEED; any that differs and nothing is written.
+    #[arg(long, value_name = "N|all|RUNS")]
+    rerun: Option<String>,
+    /// Seed of the draw of `--rerun N` (default: one from the clock, printed).
+    #[arg(long, value_name = "SEED", requires = "rerun")]
+    rerun_seed: Option<u64>,
 }
 
 /// Every record in `paths` (files, or directories of `*.json` files), with where it is.
@@ -114,9 +123,18 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
     }
     let records = read_records(&args.records)?;
     let n_records = records.len();
-    let checked = plan.check(records, &backend.name).map_err(|problems| {
+    let checked = plan.check(records, &backend.name, rdbench_engine::BUILD).map_err(|problems| {
         format!("the records do not complete the plan {}; nothing was written\n{problems}", args.plan.display())
     })?;
+    // The full runs trained at the plan's best lrs: those its own sweep records give, or the
+    // comparison would be at another lr than the protocol's.
+    if plan.stage == Phase::Full {
+        plan.check_best_lrs(&checked)
+            .map_err(|e| format!("the plan {}: {e}; nothing was written", args.plan.display()))?;
+    }
+    if let Some(selection) = &args.rerun {
+        rerun(&plan, &checked, selection, args.rerun_seed)?;
+    }
     let used: usize = {
         let mut keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
         keys.sort();
@@ -149,6 +167,32 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Train records of `checked` (each bench's, once per run hash: grid points that share
+/// their runs share their records) again and compare them; refuse the merge if any differs.
+fn rerun(plan: &Plan, checked: &[Vec<RunRecord>], selection: &str, seed: Option<u64>) -> Result<(), Failure> {
+    let mut benches: Vec<serde_json::Value> = Vec::new();
+    let mut hashes: Vec<String> = Vec::new();
+    for (cfg, recs) in plan.benches.iter().zip(checked) {
+        if recs.is_empty() || hashes.contains(&cfg.run_hash()) {
+            continue;
+        }
+        hashes.push(cfg.run_hash());
+        benches.push(serde_json::json!({ "config": cfg, "runs": recs }));
+    }
+    let reports: Vec<&serde_json::Value> = benches.iter().collect();
+    let opts = super::rerun::RerunOpts {
+        selection: selection.to_string(),
+        seed,
+        backend: Some(plan.backend.clone()),
+        threads: None,
+    };
+    if super::rerun::rerun(&opts, &reports, plan.kind == PlanKind::Study)? {
+        Ok(())
+    } else {
+        Err("records differ from their runs trained again (above); nothing was written".to_string().into())
+    }
 }
 
 /// The sweep's merge: plan the full runs at each arm's best lr and write that plan.

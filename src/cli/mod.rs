@@ -9,6 +9,7 @@ mod memory;
 mod merge;
 mod plan;
 mod progress;
+mod rerun;
 mod run;
 mod signal;
 pub mod stdout;
@@ -18,7 +19,6 @@ mod work;
 
 use args::{PlanArgs, RunArgs, StudyArgs};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 
 /// Reversal-defect adaptive checkpointing bench.
 #[derive(Parser, Debug)]
@@ -47,11 +47,8 @@ enum Command {
     /// Check a plan's records, then plan the next stage or build the report.
     Merge(merge::MergeArgs),
     /// Check a bench or study report: its schema, and its numbers against what its own
-    /// config and runs rebuild.
-    Validate {
-        /// Report to check.
-        file: PathBuf,
-    },
+    /// config and runs rebuild; with --rerun, train its runs again and compare them.
+    Validate(validate::ValidateArgs),
     /// Write a track's train and test data (inputs, targets or labels, the split) as JSON.
     Dataset(dataset::DatasetArgs),
     /// Measure this core's f32 peak, time the fused kernels and training steps against it,
@@ -97,7 +94,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Plan(args) => exit_code(plan::plan(&args)),
         Command::Work(args) => exit_code(work::work(&args)),
         Command::Merge(args) => exit_code(merge::merge(&args)),
-        Command::Validate { file } => validate::validate(&file),
+        Command::Validate(args) => validate::validate(&args),
         Command::Dataset(args) => match dataset::dataset(&args) {
             Ok(()) => 0,
             Err(e) => {

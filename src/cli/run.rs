@@ -18,12 +18,13 @@ use rdbench_engine::protocol::{ARMS, run_bench, run_work, work_total};
 use rdbench_page::format::{duration, num};
 
 /// The runs of `prior` that a bench of `cfg` on `backend` reuses: the page's rule (same arm,
-/// phase, lr, seed, backend and run hash), for runs this config's protocol can train.
+/// phase, lr, seed, backend, run hash and build), for runs this config's protocol can train.
 fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) -> Vec<&'a RunRecord> {
     let hash = cfg.run_hash();
     let sweep: Vec<RunSpec> = ARMS.iter().flat_map(|&a| sweep_runs(a, &cfg.lrs, cfg.n_sweep_seeds)).collect();
     let mut out: Vec<&RunRecord> = Vec::new();
-    for r in prior.iter().filter(|r| r.backend == backend.name && r.run_hash == hash) {
+    let this_build = |r: &&RunRecord| r.build == rdbench_engine::BUILD;
+    for r in prior.iter().filter(this_build).filter(|r| r.backend == backend.name && r.run_hash == hash) {
         let spec = RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
         // A full run's lr is the arm's best, known once its sweep is: any lr of the grid.
         let possible =
@@ -33,6 +34,29 @@ fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) ->
         }
     }
     out
+}
+
+/// Say how many runs of the journal at `path` another build made: they are set aside (never
+/// reused: that build's numbers may differ) and trained again.
+pub(super) fn say_other_builds(prior: &[RunRecord], path: &std::path::Path) {
+    let mut builds: Vec<&str> = Vec::new();
+    let mut n = 0;
+    for r in prior.iter().filter(|r| r.build != rdbench_engine::BUILD) {
+        n += 1;
+        let b = if r.build.is_empty() { "none recorded" } else { r.build.as_str() };
+        if !builds.contains(&b) {
+            builds.push(b);
+        }
+    }
+    if n > 0 {
+        let s = if n == 1 { "" } else { "s" };
+        eprintln!(
+            "the journal {} holds {n} run{s} of another build ({}; this is {}): set aside, not reused",
+            path.display(),
+            builds.join(", "),
+            rdbench_engine::BUILD
+        );
+    }
 }
 
 /// The warning before a bench whose pairs can never reach α (the page shows the same).
@@ -129,9 +153,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let prior: Vec<RunRecord> = journal::read(&journal_path)?;
     let mut journal = Journal::open(&journal_path)?;
     super::signal::install()?;
-    if !prior.is_empty() && reusable(&cfg, &backend, &prior).is_empty() {
-        let (n, path) = (prior.len(), journal_path.display());
-        eprintln!("the journal {path} holds {n} runs of another config or backend: none is reused");
+    say_other_builds(&prior, &journal_path);
+    let ours = prior.iter().filter(|r| r.build == rdbench_engine::BUILD).count();
+    if ours > 0 && reusable(&cfg, &backend, &prior).is_empty() {
+        let path = journal_path.display();
+        eprintln!("the journal {path} holds {ours} runs of another config or backend: none is reused");
     }
     warn_unreachable_alpha(&cfg);
     let report = bench(&cfg, args, &backend, &mut journal, &prior, "")?;
@@ -165,6 +191,7 @@ mod tests {
         .unwrap();
         r.backend = backend.into();
         r.run_hash = hash.into();
+        r.build = rdbench_engine::BUILD.into();
         r
     }
 
@@ -181,6 +208,7 @@ mod tests {
             rec(Arm::Idea, Phase::Sweep, 0.03, 1000, "cpu-flex", &h), // lr not in the grid
             rec(Arm::Idea, Phase::Sweep, 0.01, 1000, "webgpu", &h), // another backend
             rec(Arm::Idea, Phase::Sweep, 0.01, 1000, "cpu-flex", "0000"), // another config
+            RunRecord { build: "0.0.1+0000".into(), ..rec(Arm::Idea, Phase::Full, 0.01, 0, "cpu-flex", &h) }, // another build
         ];
         let got: Vec<(Arm, Phase, u64)> = reusable(&cfg, &b, &prior).iter().map(|r| (r.arm, r.phase, r.seed)).collect();
         assert_eq!(got, [(Arm::Baseline, Phase::Sweep, 1000), (Arm::Idea, Phase::Full, 1)]);

@@ -28,8 +28,12 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         let texts = args
             .from_reports
             .iter()
-            .map(|p| std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display())))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|p| {
+                let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                valid_bench(&text, &p.display().to_string())?;
+                Ok(text)
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         let outputs = Outputs::create(args)?;
         return write(args, &build_study(&texts)?, outputs, None);
     }
@@ -44,6 +48,23 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
     let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
     let prior_benches: Vec<Report> = journal::read(&benches_path)?;
+    super::run::say_other_builds(&prior_runs, &runs_path);
+    // A finished bench is taken whole only from this build, and only if it validates.
+    let build_of = |r: &Report| r.environment.as_ref().map_or(String::new(), |e| e.build.clone());
+    let other = prior_benches.iter().filter(|r| build_of(r) != rdbench_engine::BUILD).count();
+    if other > 0 {
+        let (path, this) = (benches_path.display(), rdbench_engine::BUILD);
+        eprintln!(
+            "the journal {path} holds {other} bench report(s) of another build (this is {this}): set aside, not reused"
+        );
+    }
+    let prior_benches: Vec<Report> =
+        prior_benches.into_iter().filter(|r| build_of(r) == rdbench_engine::BUILD).collect();
+    for (i, r) in prior_benches.iter().enumerate() {
+        let place =
+            format!("bench report {} of the journal {} (move it away to start afresh)", i + 1, benches_path.display());
+        valid_bench(&r.to_json(), &place)?;
+    }
     let mut runs_journal = Journal::open(&runs_path)?;
     let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
@@ -86,6 +107,15 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     }
     let study = build_study(&texts)?;
     write(args, &study, outputs, Some((&runs_path, &benches_path)))
+}
+
+/// A bench report a study takes must validate: refused with validate's problems, named by
+/// where it came from.
+fn valid_bench(text: &str, place: &str) -> Result<(), String> {
+    rdbench_core::report::validate_json(text).map(|_| ()).map_err(|problems| {
+        let lines: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+        format!("{place} does not validate: {} problem(s)\n{}", problems.len(), lines.join("\n"))
+    })
 }
 
 /// `--model` and `--policy` are not study flags: a study runs every model and policy.

@@ -52,18 +52,20 @@ pub(super) fn read_record(path: &Path) -> Result<RunRecord, String> {
     serde_json::from_str(&text).map_err(|e| format!("{} is not a run record: {e}", path.display()))
 }
 
-/// Whether `run` is recorded in `dir` already; a file under its name that holds another run
-/// is an error (it would otherwise be trusted by the merge, or overwritten).
-fn recorded(dir: &Path, run: &PlannedRun, backend: &str) -> Result<bool, String> {
+/// Whether `run` is recorded in `dir` already: `Some(true)` by this build, `Some(false)` by
+/// another (it is trained again and replaced: a merge takes only its own build's records),
+/// `None` when not. A file under its name that holds another run is an error (it would
+/// otherwise be trusted by the merge, or overwritten).
+fn recorded(dir: &Path, run: &PlannedRun, backend: &str) -> Result<Option<bool>, String> {
     let path = record_path(dir, &run.key);
     if !path.exists() {
-        return Ok(false);
+        return Ok(None);
     }
     let rec = read_record(&path)?;
     if !rec.is_run(&run.spec, backend, &run.run_hash) {
         return Err(format!("{} holds another run (backend {}): move it away", path.display(), rec.backend));
     }
-    Ok(true)
+    Ok(Some(rec.build == rdbench_engine::BUILD))
 }
 
 /// The engine's host for a task: each finished run goes to its record file at once.
@@ -108,10 +110,15 @@ pub fn work(args: &WorkArgs) -> Result<(), Failure> {
     }
     std::fs::create_dir_all(&args.records)
         .map_err(|e| format!("cannot create the records directory {}: {e}", args.records.display()))?;
-    let mut todo: Vec<&PlannedRun> = Vec::new();
+    let (mut todo, mut other_build): (Vec<&PlannedRun>, usize) = (Vec::new(), 0);
     for run in &share {
-        if !recorded(&args.records, run, &backend.name)? {
-            todo.push(run);
+        match recorded(&args.records, run, &backend.name)? {
+            Some(true) => {}
+            Some(false) => {
+                other_build += 1;
+                todo.push(run);
+            }
+            None => todo.push(run),
         }
     }
     super::signal::install()?;
@@ -124,6 +131,13 @@ pub fn work(args: &WorkArgs) -> Result<(), Failure> {
         share.len() - todo.len(),
         args.records.display()
     );
+    if other_build > 0 {
+        eprintln!(
+            "{task}: {other_build} record(s) there were made by another build, set aside: trained again by this build \
+             ({}) and replaced",
+            rdbench_engine::BUILD
+        );
+    }
     let mut host = RecordHost { dir: &args.records, quiet: args.quiet, failed: None, written: 0 };
     // Bench by bench (a share is contiguous, so mostly one), each bench's runs in one call.
     let mut benches: Vec<usize> = todo.iter().map(|r| r.bench).collect();

@@ -118,8 +118,9 @@ test('every knob of config_schema() has a labelled control that drives the confi
       await setField(page, id, v);
       want = [v, ...k.default.slice(1)];
     } else if (k.kind === 'int' || k.kind === 'float') {
-      // train_size: 0 is the track's default and 1-4 would leave the sweep no validation set.
-      const cands = k.key === 'train_size' ? [100]
+      // train_size: 0 is the track's default and 1-4 would leave the sweep no validation set;
+      // seq_len: 0 is the track's default and 1 is shorter than the default k_max.
+      const cands = k.key === 'train_size' || k.key === 'seq_len' ? [100]
         : k.kind === 'int' ? [k.default + 1, k.default - 1] : [k.default * 2, k.default / 2];
       const v = cands.find((x) => ok(k, x));
       await setField(page, id, v);

@@ -15,8 +15,11 @@ test('Long sequences: the length sits with the track, and the preset sets adding
   await page.locator('#presets button', { hasText: 'Long sequences' }).click();
   const cfg = await page.evaluate(() => window.rdbench.controls.current.config);
   assert(cfg.track === 'adding' && cfg.seq_len === 1000, `preset config ${JSON.stringify(cfg)}`);
+  // The run bar says the figure in a few words; the breakdown sits under the length.
   const estimate = await page.textContent('#estimate');
-  assert(/Estimated peak memory ≈ .* at T = 1000/.test(estimate), `estimate: ${estimate}`);
+  assert(/\(both arms\), peak memory ≈ [\d.]+ [kMG]?B( per worker)?\.$/.test(estimate), `estimate: ${estimate}`);
+  const note = await page.textContent('#seq_len-memory');
+  assert(/Estimated peak memory ≈ .* at T = 1000/.test(note), `memory note: ${note}`);
   // k_max follows T, and the page says why a value is refused.
   await setField(page, 'seq_len', '10');
   const reason = await page.textContent('#run-reason');

@@ -157,6 +157,7 @@ pub fn run_record(
         run_hash: "0123456789abcdef".into(),
         rank_history: Vec::new(),
         secondary_metric: None,
+        build: String::new(),
     }
 }
 
@@ -204,6 +205,49 @@ pub fn bench_runs(
     }
     for (s, m) in idea.iter().enumerate() {
         runs.push(run_record(Arm::Idea, Phase::Full, full_lr, s as u64, *m));
+    }
+    runs
+}
+
+/// `runs` (from [`bench_runs`]: two epochs, a diverged run in its second) made what a bench
+/// of `cfg` records: its run hash, and each idea run probed before each epoch it trained and
+/// after the last (defect 0.01 everywhere, so the policy's interval), with the states those
+/// intervals store. `cfg.epochs` must be 2.
+pub fn consistent(
+    cfg: &rdbench_core::config::BenchConfig,
+    mut runs: Vec<rdbench_core::records::RunRecord>,
+) -> Vec<rdbench_core::records::RunRecord> {
+    use rdbench_core::records::{Arm, ChainedDefect, ProbeRecord};
+    assert_eq!(cfg.epochs, 2, "bench_runs records two epochs");
+    let t = cfg.resolved_seq_len().unwrap();
+    let state = (cfg.batch_size * cfg.hidden_size * 4) as u64;
+    let ks = rdbench_core::policy::chained_ks(cfg.k_max);
+    let chained: Vec<(usize, f64)> = ks.iter().map(|&k| (k, 0.01)).collect();
+    let k = rdbench_core::policy::choose_k(cfg.policy, 0.01, &chained, cfg.tau, cfg.k_max);
+    let checkpoints = t.div_ceil(k) + 1;
+    for r in &mut runs {
+        r.run_hash = cfg.run_hash();
+        if r.arm == Arm::Idea {
+            let last = r.diverged_at.as_ref().map_or(cfg.epochs, |d| d.epoch.min(cfg.epochs));
+            r.probes = (0..=last)
+                .map(|epoch| ProbeRecord {
+                    epoch,
+                    defect_mean: Some(0.01),
+                    defect_max: Some(0.02),
+                    chained: ks.iter().map(|&k| ChainedDefect { k, defect: Some(0.01) }).collect(),
+                    k,
+                    checkpoints,
+                    stored_bytes: checkpoints as u64 * state,
+                    dense_bytes: (t + 1) as u64 * state,
+                    grad_cos_chosen: Some(0.99),
+                    grad_cos_kmax: Some(0.98),
+                    peak_bytes_checkpointed: None,
+                    peak_bytes_dense: None,
+                    frontier: Vec::new(),
+                })
+                .collect();
+            r.mean_stored_states = Some(checkpoints as f64);
+        }
     }
     runs
 }

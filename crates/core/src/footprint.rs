@@ -139,6 +139,16 @@ impl Footprint {
 }
 
 impl Footprint {
+    /// The estimate's figure alone, for a status line: "peak memory ≈ 15 MB per worker".
+    pub fn short(&self, per_worker: bool) -> String {
+        let (peak, whose) = if per_worker {
+            (self.peak_bytes_per_worker, if self.workers > 1 { " per worker" } else { "" })
+        } else {
+            (self.peak_bytes_total, "")
+        };
+        format!("peak memory ≈ {}{whose}", bytes_text(peak))
+    }
+
     /// The estimate in one line: the peak of one process holding every worker (`per_worker`
     /// false: natively) or of one worker (the browser's wasm instances).
     pub fn line(&self, per_worker: bool) -> String {

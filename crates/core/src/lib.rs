@@ -20,6 +20,7 @@ pub mod policy;
 pub mod progress;
 pub mod records;
 pub mod report;
+pub mod rerun;
 pub mod stats;
 pub mod study;
 

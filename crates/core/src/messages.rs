@@ -232,6 +232,7 @@ mod tests {
                     run_hash: "0123456789abcdef".into(),
                     rank_history: vec![],
                     secondary_metric: None,
+                    build: "0.1.0+0123456789abcdef".into(),
                 },
             },
             WorkerEvent::Report { json: "{}".into() },

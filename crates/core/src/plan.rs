@@ -115,6 +115,10 @@ pub struct MergeProblems {
     pub foreign: Vec<(String, String)>,
     /// Runs recorded more than once: `(key, the places)`.
     pub repeated: Vec<(String, Vec<String>)>,
+    /// Records another build made, set aside (its numbers may differ): `(where, its build)`.
+    pub other_build: Vec<(String, String)>,
+    /// The merging build, which the set-aside records are not.
+    pub build: String,
 }
 
 impl std::fmt::Display for MergeProblems {
@@ -130,6 +134,19 @@ impl std::fmt::Display for MergeProblems {
         }
         for (k, places) in &self.repeated {
             lines.push(format!("{k} is recorded {} times: {}", places.len(), places.join(", ")));
+        }
+        if !self.other_build.is_empty() {
+            lines.push(format!(
+                "{} record(s) were made by another build, set aside (this is build {}; work with this build does \
+                 them again):",
+                self.other_build.len(),
+                self.build
+            ));
+            lines.extend(
+                self.other_build
+                    .iter()
+                    .map(|(w, b)| format!("  {w}: build {}", if b.is_empty() { "none recorded" } else { b.as_str() })),
+            );
         }
         write!(f, "{}", lines.join("\n"))
     }
@@ -249,17 +266,23 @@ impl Plan {
     }
 
     /// Match `records` (`(where it came from, record)`) to the plan's runs on `backend` (the
-    /// resolved name). Returns each bench's records in plan order — the protocol's order:
-    /// sweep then full, baseline before idea — or every problem found. A record of a run a
-    /// later stage may plan (a full run at any lr of the grid) is left aside, not foreign.
+    /// resolved name) made by `build`. Returns each bench's records in plan order — the
+    /// protocol's order: sweep then full, baseline before idea — or every problem found. A
+    /// record of a run a later stage may plan (a full run at any lr of the grid) is left
+    /// aside, not foreign; a record of another build is set aside and named.
     pub fn check(
         &self,
         records: Vec<(String, RunRecord)>,
         backend: &str,
+        build: &str,
     ) -> Result<Vec<Vec<RunRecord>>, MergeProblems> {
         let mut found: Vec<Vec<(String, RunRecord)>> = vec![Vec::new(); self.runs.len()];
         let mut problems = MergeProblems::default();
         for (place, rec) in records {
+            if rec.build != build {
+                problems.other_build.push((place, rec.build));
+                continue;
+            }
             let spec = RunSpec { arm: rec.arm, phase: rec.phase, lr: rec.lr, seed: rec.seed };
             let at: Vec<usize> = (0..self.runs.len())
                 .filter(|&i| rec.is_run(&self.runs[i].spec, backend, &self.runs[i].run_hash))
@@ -282,6 +305,7 @@ impl Plan {
             }
         }
         if problems != MergeProblems::default() {
+            problems.build = build.to_string();
             return Err(problems);
         }
         let mut out: Vec<Vec<RunRecord>> = vec![Vec::new(); self.benches.len()];
@@ -315,21 +339,46 @@ impl Plan {
         format!("{} is not a run its bench plans", record_key(&spec, &rec.run_hash))
     }
 
-    /// The full stage, planned from the sweep stage's checked records (`Plan::check`): each
-    /// arm's best lr by the protocol's rule (`best_lr` in the track's direction).
-    pub fn next(&self, checked: &[Vec<RunRecord>]) -> Result<Plan, String> {
-        if self.stage != Phase::Sweep {
-            return Err("this plan is at its last stage: its merge builds the report".into());
-        }
-        let best: Vec<[f64; 2]> = self
-            .benches
+    /// Each bench's best lr per arm from its checked sweep records, by the protocol's rule
+    /// (`best_lr` in the track's direction).
+    fn best_lrs_of(&self, checked: &[Vec<RunRecord>]) -> Vec<[f64; 2]> {
+        self.benches
             .iter()
             .zip(checked)
             .map(|(cfg, recs)| {
                 let direction = cfg.resolve().expect("validated").task.direction();
                 ARMS.map(|arm: Arm| best_lr(&sweep_means(&cfg.lrs, recs, arm), direction).expect("validated: lrs"))
             })
-            .collect();
+            .collect()
+    }
+
+    /// The full stage's best lrs against those its checked sweep records give: a plan whose
+    /// best lrs were edited is refused, naming the bench and the arm.
+    pub fn check_best_lrs(&self, checked: &[Vec<RunRecord>]) -> Result<(), String> {
+        let want = self.best_lrs_of(checked);
+        for (b, (have, want)) in self.best_lrs.iter().zip(&want).enumerate() {
+            if let Some((i, arm)) = ARMS.into_iter().enumerate().find(|(i, _)| have[*i] != want[*i]) {
+                return Err(format!(
+                    "bench {} ({}): the plan's best lr of the {} arm is {}, but its sweep records give {}: the plan \
+                     is not the one its sweep's merge wrote",
+                    b + 1,
+                    crate::study::bench_name(&self.benches[b]),
+                    arm.as_str(),
+                    have[i],
+                    want[i]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The full stage, planned from the sweep stage's checked records (`Plan::check`): each
+    /// arm's best lr by the protocol's rule (`best_lr` in the track's direction).
+    pub fn next(&self, checked: &[Vec<RunRecord>]) -> Result<Plan, String> {
+        if self.stage != Phase::Sweep {
+            return Err("this plan is at its last stage: its merge builds the report".into());
+        }
+        let best = self.best_lrs_of(checked);
         let mut runs = self.runs.clone();
         runs.extend(full_stage(&self.benches, &best));
         Ok(Plan { stage: Phase::Full, best_lrs: best, runs, ..self.clone() })
@@ -394,13 +443,22 @@ mod tests {
         };
         let records: Vec<(String, RunRecord)> =
             plan.runs.iter().map(|r| (r.key.clone(), rec(r, "cpu-flex", metric(r)))).collect();
-        let checked = plan.check(records.clone(), "cpu-flex").unwrap();
+        let checked = plan.check(records.clone(), "cpu-flex", "").unwrap();
         let next = plan.next(&checked).unwrap();
         assert_eq!(next.best_lrs, vec![[0.01, 0.003]]);
         assert_eq!(next.stage_runs().len(), 4);
         assert!(next.stage_runs().iter().all(|r| r.spec.lr == if r.spec.arm == Arm::Baseline { 0.01 } else { 0.003 }));
         assert_eq!(Plan::from_json(&next.to_json()).unwrap(), next);
         assert!(next.next(&checked).is_err());
+        // A full plan whose best lr was edited (to another lr of the grid) is refused.
+        next.check_best_lrs(&checked).unwrap();
+        let edited = Plan { best_lrs: vec![[0.003, 0.003]], ..next.clone() };
+        let e = edited.check_best_lrs(&checked).unwrap_err();
+        assert!(e.contains("best lr of the baseline arm is 0.003, but its sweep records give 0.01"), "{e}");
+        // Records of another build are set aside and named.
+        let p = plan.check(records.clone(), "cpu-flex", "0.1.0+other").unwrap_err();
+        assert_eq!(p.other_build.len(), records.len());
+        assert!(p.to_string().contains("were made by another build, set aside (this is build 0.1.0+other"), "{p}");
 
         // The full stage without its full runs: each is named; a foreign and a repeated one too.
         let mut with_problems = records.clone();
@@ -411,7 +469,7 @@ mod tests {
         let mut gpu = records[2].1.clone();
         gpu.backend = "webgpu".into();
         with_problems.push(("gpu.json".into(), gpu));
-        let p = next.check(with_problems, "cpu-flex").unwrap_err();
+        let p = next.check(with_problems, "cpu-flex", "").unwrap_err();
         let full_keys: Vec<String> = next.stage_runs().iter().map(|r| r.key.clone()).collect();
         assert_eq!(p.missing, full_keys);
         assert_eq!(p.foreign.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["other.json", "gpu.json"]);
@@ -425,7 +483,7 @@ mod tests {
             ..plan.runs[0].clone()
         };
         aside.push(("stray.json".into(), rec(&stray, "cpu-flex", 0.2)));
-        assert_eq!(plan.check(aside, "cpu-flex").unwrap(), checked);
+        assert_eq!(plan.check(aside, "cpu-flex", "").unwrap(), checked);
     }
 
     /// A study plan holds one bench per (track, model, policy) and each run names its bench.
@@ -464,7 +522,7 @@ mod tests {
         assert_eq!((plan.runs.len(), plan.stage_runs().len()), (16, 8));
         let records: Vec<(String, RunRecord)> =
             plan.stage_runs().iter().map(|r| (r.key.clone(), rec(r, "cpu-flex", 0.1))).collect();
-        let checked = plan.check(records, "cpu-flex").unwrap();
+        let checked = plan.check(records, "cpu-flex", "").unwrap();
         assert_eq!((checked[0].len(), checked[1].len()), (8, 8));
         assert_eq!(plan.points().iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), ["alpha0.05", "alpha0.01"]);
     }

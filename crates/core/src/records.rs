@@ -314,6 +314,10 @@ pub struct RunRecord {
     /// run and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_metric: Option<f64>,
+    /// The build that trained it (`rdbench_engine::BUILD`: version + source hash); empty in
+    /// older reports. A resume or a merge takes only runs of its own build.
+    #[serde(default)]
+    pub build: String,
 }
 
 impl RunRecord {
@@ -337,6 +341,7 @@ impl RunRecord {
             run_hash: String::new(),
             rank_history: Vec::new(),
             secondary_metric: None,
+            build: String::new(),
         }
     }
 

@@ -153,3 +153,172 @@ fn a_file_past_the_size_cap_is_refused_before_parsing() {
     assert_eq!(p[0].kind, ProblemKind::NotJson);
     assert!(p[0].message.contains("a report is at most 67108864 bytes"), "{p:?}");
 }
+
+/// The quick report as this version writes it: its runs hashed from its whole config and
+/// stamped with a build, rebuilt (a current report, with every key).
+fn current() -> Value {
+    use rdbench_core::report::{Report, build};
+    let r = Report::from_json(&quick().to_string()).unwrap();
+    let cfg = r.config.unwrap();
+    let runs = r.runs.unwrap().into_iter().map(|mut run| {
+        run.run_hash = cfg.run_hash();
+        run.build = "0.1.0+test".into();
+        run
+    });
+    let env = rdbench_core::report::Environment { build: "0.1.0+test".into(), ..r.environment.unwrap() };
+    serde_json::to_value(build(&cfg, runs.collect(), Some(env))).unwrap()
+}
+
+/// The problems of `v`, which must have some.
+fn problems(v: &Value) -> Vec<rdbench_core::report::Problem> {
+    validate_json(&v.to_string()).err().unwrap_or_else(|| panic!("accepted"))
+}
+
+fn paths(p: &[rdbench_core::report::Problem]) -> Vec<&str> {
+    p.iter().map(|p| p.path.as_str()).collect()
+}
+
+#[test]
+fn a_zeroed_run_hash_is_named() {
+    let mut v = current();
+    validate_json(&v.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
+    v["runs"][3]["run_hash"] = json!("0000000000000000");
+    let p = problems(&v);
+    assert_eq!(paths(&p), ["runs[3].run_hash"], "{p:#?}");
+    assert!(p[0].message.contains("trained under another config"), "{p:#?}");
+    // An emptied one too: only a report from before run hashes were recorded has none.
+    v["runs"][3]["run_hash"] = json!("");
+    assert_eq!(paths(&problems(&v)), ["runs[3].run_hash"]);
+}
+
+#[test]
+fn changed_config_epochs_names_the_loss_curves() {
+    let mut v = current();
+    v["config"]["epochs"] = json!(15);
+    let p = problems(&v);
+    let n = v["runs"].as_array().unwrap().len();
+    for i in 0..n {
+        let curve = format!("runs[{i}].loss_curve");
+        let hit = p.iter().find(|p| p.path == curve).unwrap_or_else(|| panic!("{curve} not named: {p:#?}"));
+        assert!(hit.message.contains("3 epoch losses, but config.epochs is 15"), "{hit}");
+        assert!(paths(&p).contains(&format!("runs[{i}].run_hash").as_str()), "{i}");
+    }
+    // The idea runs' probes: one before each epoch and one after the last.
+    assert!(paths(&p).contains(&"runs[16].probes"), "{p:#?}");
+}
+
+#[test]
+fn another_data_seed_or_reversal_iters_names_every_run_hash() {
+    for (key, value) in [("data_seed", json!(7)), ("reversal_iters", json!(5))] {
+        let mut v = current();
+        v["config"][key] = value;
+        let p = problems(&v);
+        let n = v["runs"].as_array().unwrap().len();
+        let hashes = p.iter().filter(|p| p.path.ends_with(".run_hash")).count();
+        assert_eq!(hashes, n, "{key}: {p:#?}");
+    }
+}
+
+#[test]
+fn per_run_figures_the_config_fixes_are_checked() {
+    let cases: &[(&str, Edit, &str)] = &[
+        ("a loss after divergence", |v| v["runs"][0]["loss_curve"][1] = json!(null), "runs[0].loss_curve[1]"),
+        ("a probe dropped", |v| drop(v["runs"][16]["probes"].as_array_mut().unwrap().pop()), "runs[16].probes"),
+        (
+            "diverged without where",
+            |v| v["runs"][0]["diverged_at"] = json!({"epoch": 1, "step": 0}),
+            "runs[0].diverged_at",
+        ),
+        ("stored states", |v| v["runs"][16]["mean_stored_states"] = json!(1.0), "runs[16].mean_stored_states"),
+        ("a negative loss", |v| v["runs"][0]["loss_curve"][0] = json!(-1.0), "runs[0].loss_curve[0]"),
+    ];
+    for (what, edit, path) in cases {
+        let mut v = current();
+        edit(&mut v);
+        let p = problems(&v);
+        assert!(paths(&p).contains(path), "{what}: {path} not named: {p:#?}");
+    }
+}
+
+#[test]
+fn a_stripped_current_report_is_refused_naming_the_missing_paths() {
+    let strip = |edit: fn(&mut Value)| {
+        let mut v = current();
+        edit(&mut v);
+        problems(&v)
+    };
+    let p = strip(|v| drop(v.as_object_mut().unwrap().remove("statistics")));
+    assert_eq!(paths(&p), ["statistics"], "{p:#?}");
+    assert_eq!(p[0].kind, ProblemKind::Structure);
+    let p = strip(|v| drop(v["runs"][3].as_object_mut().unwrap().remove("run_hash")));
+    assert_eq!(paths(&p), ["runs[3].run_hash"], "{p:#?}");
+    let p = strip(|v| drop(v["runs"][16]["probes"][1].as_object_mut().unwrap().remove("grad_cos_kmax")));
+    assert!(paths(&p).contains(&"runs[16].probes[1].grad_cos_kmax"), "{p:#?}");
+    let p = strip(|v| drop(v.as_object_mut().unwrap().remove("task")));
+    assert_eq!(paths(&p), ["task"], "{p:#?}");
+    // Without its build it reads as an earlier report, whose runs name none.
+    let p = strip(|v| drop(v["environment"].as_object_mut().unwrap().remove("build")));
+    assert!(paths(&p).contains(&"runs[0].build"), "{p:#?}");
+    // A report with every extension removed is the seed-era format only if it is the seed's
+    // track and model.
+    let mut v = current();
+    v["track"] = json!("mnist1d");
+    for k in ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier", "task"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    let p = problems(&v);
+    assert_eq!(paths(&p), ["(format)"], "{p:#?}");
+    assert!(p[0].message.contains("extension keys"), "{p:#?}");
+}
+
+#[test]
+fn an_earlier_report_lacks_a_later_key_everywhere_or_nowhere() {
+    // The quick report is from before task, seq_len and builds: it validates as it is.
+    let mut v = quick();
+    validate_json(&v.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
+    v["runs"][2].as_object_mut().unwrap().remove("rank_history");
+    assert_eq!(paths(&problems(&v)), ["runs[2].rank_history"]);
+    let mut v = quick();
+    v.as_object_mut().unwrap().remove("mechanism");
+    assert_eq!(paths(&problems(&v)), ["mechanism"]);
+}
+
+#[test]
+fn the_environment_block_is_checked() {
+    let cases: &[(&str, Edit, &str)] = &[
+        ("another backend", |v| v["environment"]["backend"] = json!("webgpu"), "environment.backend"),
+        ("no time", |v| v["environment"]["started_at"] = json!("yesterday"), "environment.started_at"),
+        ("a negative wall time", |v| v["environment"]["wall_time_s"] = json!(-1.0), "environment.wall_time_s"),
+        (
+            "a negative phase time",
+            |v| v["environment"]["phase_wall_time_s"]["idea_full"] = json!(-0.5),
+            "environment.phase_wall_time_s.idea_full",
+        ),
+        ("a run's wall time", |v| v["runs"][4]["wall_time_s"] = json!(-2.0), "runs[4].wall_time_s"),
+        ("a run of another build", |v| v["runs"][4]["build"] = json!("0.1.0+other"), "runs[4].build"),
+    ];
+    for (what, edit, path) in cases {
+        let mut v = current();
+        edit(&mut v);
+        let p = problems(&v);
+        assert!(paths(&p).contains(path), "{what}: {path} not named: {p:#?}");
+    }
+}
+
+#[test]
+fn the_seed_reports_are_read_as_the_seed_era() {
+    use rdbench_core::report::Era;
+    let shared = format!("{}/../../../shared/reference/seed_bench_report.json", env!("CARGO_MANIFEST_DIR"));
+    let mut texts = vec![seed_era().to_string()];
+    texts.extend(std::fs::read_to_string(shared).ok()); // the contract's copy, where this checkout has it
+    for text in texts {
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(Era::of(&v), Era::Seed);
+        validate_json(&text).unwrap_or_else(|p| panic!("{p:#?}"));
+        // One extension key makes it a report of this project, which then lacks the others.
+        let mut with = v.clone();
+        with["warnings"] = json!([]);
+        let p = problems(&with);
+        assert!(paths(&p).contains(&"config") && paths(&p).contains(&"runs"), "{p:#?}");
+    }
+}

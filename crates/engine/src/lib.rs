@@ -24,3 +24,8 @@ pub mod schedule;
 pub mod train;
 
 pub use rdbench_core as core;
+
+/// This build's identity: the crate version and a hash of the source that decides a run's
+/// numbers (`build.rs`), e.g. "0.1.0+3f0c2a9d5e6b7a81". Every run record and report carries
+/// it; a resume or a merge takes only runs of the same build.
+pub const BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("RDBENCH_SOURCE_HASH"));

@@ -241,7 +241,7 @@ impl Scheduler<'_> {
 
 /// Finished runs a bench may reuse instead of training them again (from a cancelled or
 /// failed bench). A run is reused when it is the same computation: same arm, phase, lr,
-/// seed and `run_hash`, and — unless the user chose to continue on another backend (the
+/// seed, `run_hash` and build, and — unless the user chose to continue on another backend (the
 /// page's "Continue on CPU") — the same backend.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Prior<'a> {
@@ -255,8 +255,10 @@ pub struct Prior<'a> {
 }
 
 impl Prior<'_> {
+    /// Whether `r` is the run `spec` on `backend` under `run_hash`, computed by this build
+    /// (another build's numbers may differ, so its runs are never taken).
     fn reuses(&self, r: &RunRecord, spec: &RunSpec, backend: &str, run_hash: &str) -> bool {
-        r.is_run(spec, if self.any_backend { &r.backend } else { backend }, run_hash)
+        r.build == crate::BUILD && r.is_run(spec, if self.any_backend { &r.backend } else { backend }, run_hash)
     }
 }
 
@@ -426,6 +428,7 @@ pub fn environment(
         threads: backend.split.map_or(backend.threads, |s| s.count),
         backend_note: backend.note.clone(),
         calibration: backend.calibration.clone(),
+        build: crate::BUILD.into(),
     }
 }
 

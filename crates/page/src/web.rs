@@ -187,11 +187,12 @@ pub fn memory_check(config_json: &str, workers: usize) -> Result<String, JsError
     let bench = cfg.resolve().map_err(|e| JsError::new(&e.to_string()))?;
     let fp = rdbench_core::footprint::Footprint::of(&bench, workers);
     let text = fp.line(true);
+    let short = fp.short(true);
     let verdict =
         rdbench_core::footprint::check(&bench, workers, WORKER_MEMORY_BYTES, true, "a browser worker's 4 GiB");
     Ok(match verdict {
-        Ok(_) => serde_json::json!({"text": text, "refused": null, "largest_seq_len": null}),
-        Err(too) => serde_json::json!({"text": text, "refused": too.message, "largest_seq_len": too.largest_seq_len}),
+        Ok(_) => serde_json::json!({"text": text, "short": short, "refused": null, "largest_seq_len": null}),
+        Err(too) => serde_json::json!({"text": text, "short": short, "refused": too.message, "largest_seq_len": too.largest_seq_len}),
     }
     .to_string())
 }

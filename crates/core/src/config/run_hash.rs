@@ -9,6 +9,13 @@ impl BenchConfig {
     /// Two runs with equal arm, phase, lr, seed, backend and `run_hash` are the same
     /// computation, so a resumed bench may reuse one.
     pub fn run_hash(&self) -> String {
+        self.run_hash_of(&|_| true)
+    }
+
+    /// The run hash over the `run` knobs for which `named` holds: a report written before a
+    /// knob existed hashed without it, so its runs' hashes are recomputed from the knobs its
+    /// config names.
+    pub fn run_hash_of(&self, named: &dyn Fn(&str) -> bool) -> String {
         let mut v = serde_json::to_value(self).expect("config serialises");
         // The length as it runs (0 and the track's default are one computation). At the
         // track's default it is left out, so runs at the default length keep the hashes
@@ -18,7 +25,7 @@ impl BenchConfig {
         v["seq_len"] = serde_json::json!(len.unwrap_or(self.seq_len));
         let fields: Vec<(&str, &serde_json::Value)> = KNOBS
             .iter()
-            .filter(|k| k.run && !(k.key == "seq_len" && len.is_some() && len == default_len))
+            .filter(|k| k.run && named(k.key) && !(k.key == "seq_len" && len.is_some() && len == default_len))
             .map(|k| (k.key, &v[k.key]))
             .collect();
         // FNV-1a 64: stable across platforms and builds (std's hasher is not).

@@ -7,7 +7,7 @@ mod validate;
 
 pub use crate::mechanism::{Condition, MechanismDetail, MechanismSignature, ProbeTrace};
 pub use build::build;
-pub use validate::{Problem, ProblemKind, is_study, validate_json, validate_study_json};
+pub use validate::{Era, Problem, ProblemKind, is_study, validate_json, validate_study_json};
 
 use crate::config::BenchConfig;
 use crate::records::RunRecord;
@@ -258,6 +258,10 @@ pub struct Environment {
     /// The calibration `auto` measured to choose (empty when none ran).
     #[serde(default)]
     pub calibration: Vec<Calibration>,
+    /// The build that made the report (`rdbench_engine::BUILD`: version + source hash), the
+    /// build of every run; empty in older reports.
+    #[serde(default)]
+    pub build: String,
 }
 
 /// One backend's measured speed: a few training steps of a small population (the

@@ -37,6 +37,8 @@ pub struct TrainSettings {
     pub backend: String,
     /// `BenchConfig::run_hash` of the config, stamped on every record.
     pub run_hash: String,
+    /// The build (`crate::BUILD`), stamped on every record.
+    pub build: String,
 }
 
 impl TrainSettings {
@@ -48,6 +50,7 @@ impl TrainSettings {
             enrichment: Enrichment { window: cfg.enrich_window, threshold: cfg.enrich_threshold },
             backend: backend.to_string(),
             run_hash: cfg.run_hash(),
+            build: crate::BUILD.into(),
         }
     }
 }

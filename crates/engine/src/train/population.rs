@@ -161,6 +161,7 @@ pub async fn train_population(
             probes: extras.probes,
             backend: settings.backend.clone(),
             run_hash: settings.run_hash.clone(),
+            build: settings.build.clone(),
             rank_history: ranks.as_mut().map(|k| std::mem::take(&mut k.history[run])).unwrap_or_default(),
         });
     }

@@ -6,11 +6,13 @@
 
 mod arithmetic;
 mod diff;
+mod environment;
 mod rebuild;
 mod runs;
 mod structure;
 mod study;
 
+pub use structure::Era;
 pub use study::validate_study_json;
 
 use super::{MAX_REPORT_BYTES, Report};
@@ -130,6 +132,9 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
         return Err(c.problems);
     }
     structure::check(&value, &mut c);
+    if value.is_object() {
+        structure::check_era(&value, &mut c);
+    }
     if !c.problems.is_empty() {
         return Err(c.problems);
     }
@@ -146,12 +151,19 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
 
 /// The checks of a parsed report whose file text parsed to `value`.
 fn check_report(report: &Report, value: &Value, c: &mut Checker) {
+    let era = Era::of(value);
     arithmetic::check(report, c);
+    if let Some(env) = &report.environment {
+        environment::check(env, report.runs.as_deref().unwrap_or_default(), era, c);
+    }
     if let (Some(cfg), Some(runs)) = (&report.config, &report.runs) {
         // `build` needs a valid config (an lr grid, a known track); its problems are listed.
         if cfg.problems().is_empty() {
-            runs::check(cfg, runs, c);
-            rebuild::check(report, cfg, runs, value, c);
+            let rebuilt = rebuild::rebuilt(report, cfg, runs);
+            // Keys left out first: a check of what is there must not name them again.
+            structure::check_missing(value, &rebuilt, era, c);
+            runs::check(cfg, runs, &value["config"], era, c);
+            rebuild::check(value, &rebuilt, c);
         }
     }
 }

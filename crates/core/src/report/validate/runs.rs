@@ -1,9 +1,14 @@
 //! The runs of a report against its config: exactly the protocol's runs (each arm's sweep
-//! over the lr grid, its full runs at its best lr), and each record consistent in itself: a metric exactly when it did not diverge, no
-//! probes in the baseline, and in the idea arm each probe's k the policy's choice from the
-//! probe's own defects, with the checkpoints and bytes that k stores.
+//! over the lr grid, its full runs at its best lr), each trained under this config (its run
+//! hash), and each record consistent in itself and with what the config fixes: a metric
+//! exactly when it did not diverge, one loss per epoch (null from the epoch it diverged),
+//! no probes in the baseline, and in the idea arm one probe before each epoch it trained and
+//! one after the last, each probe's k the policy's choice from the probe's own defects, with
+//! the checkpoints and bytes that k stores, and the states stored per minibatch between the
+//! fewest and the most its probes' intervals keep.
 
 use super::diff::shown;
+use super::structure::Era;
 use super::{Checker, join};
 use crate::config::BenchConfig;
 use crate::policy::{chained_ks, choose_k};
@@ -29,8 +34,11 @@ fn protocol_runs(cfg: &BenchConfig, runs: &[RunRecord]) -> Vec<RunSpec> {
     specs
 }
 
-pub(super) fn check(cfg: &BenchConfig, runs: &[RunRecord], c: &mut Checker) {
+/// `config` is the file's config object: a knob it does not name did not exist when the
+/// report was written, and its runs were hashed without it.
+pub(super) fn check(cfg: &BenchConfig, runs: &[RunRecord], config: &serde_json::Value, era: Era, c: &mut Checker) {
     let specs = protocol_runs(cfg, runs);
+    let hash = cfg.run_hash_of(&|k| config.get(k).is_some());
     let spec_of = |r: &RunRecord| RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
     let mut seen: Vec<RunSpec> = Vec::new();
     for (i, r) in runs.iter().enumerate() {
@@ -42,6 +50,16 @@ pub(super) fn check(cfg: &BenchConfig, runs: &[RunRecord], c: &mut Checker) {
             c.fail(&path, format!("{} is recorded twice", describe(&spec)));
         }
         seen.push(spec);
+        // Reports from before run hashes were recorded have none; a current one has its own.
+        if r.run_hash != hash && !(era == Era::Earlier && r.run_hash.is_empty()) {
+            c.fail_once(
+                &join(&path, "run_hash"),
+                format!(
+                    "{:?}, but this report's config hashes to {hash:?}: the run was trained under another config",
+                    r.run_hash
+                ),
+            );
+        }
         record(cfg, r, &path, c);
     }
     for s in specs.iter().filter(|s| !seen.contains(s)) {
@@ -59,6 +77,7 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
         }
         _ => {}
     }
+    epochs(cfg, r, path, c);
     if r.arm == Arm::Baseline {
         if !r.probes.is_empty() {
             c.fail(&join(path, "probes"), "a baseline run has no probes: dense BPTT chooses no interval");
@@ -67,6 +86,21 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
             c.fail(&join(path, "mean_stored_states"), format!("{s}, though a baseline run stores every state"));
         }
         return;
+    }
+    // A probe before each epoch the run trained (the epoch it diverged in included) and one
+    // after the last.
+    let trained = r.diverged_at.as_ref().map_or(cfg.epochs, |d| d.epoch.min(cfg.epochs));
+    let epochs: Vec<usize> = r.probes.iter().map(|p| p.epoch).collect();
+    if epochs != (0..=trained).collect::<Vec<_>>() {
+        c.fail(
+            &join(path, "probes"),
+            format!(
+                "probes at epochs {}, but this run is probed at epochs 0 to {trained} (before each epoch it \
+                 trained, and after the last of config.epochs {})",
+                shown(&epochs),
+                cfg.epochs,
+            ),
+        );
     }
     let Some(t) = cfg.resolved_seq_len() else { return };
     let state_bytes = (cfg.batch_size * cfg.hidden_size * 4) as u64;
@@ -112,8 +146,19 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
         }
     }
     // Probe e's k drives every minibatch of epoch e, so a run that trained every epoch stored
-    // the mean of those probes' checkpoints per minibatch.
-    if !r.diverged && r.probes.len() == cfg.epochs + 1 {
+    // the mean of those probes' checkpoints per minibatch, and one that diverged stored
+    // between the fewest and the most of the epochs it trained.
+    let every_epoch = r.diverged_at.as_ref().is_none_or(|d| d.epoch >= cfg.epochs);
+    let drove: Vec<usize> = r.probes.iter().filter(|p| p.epoch < cfg.epochs).map(|p| p.checkpoints).collect();
+    match (r.mean_stored_states, drove.iter().min(), drove.iter().max()) {
+        (None, _, _) => c.fail(&join(path, "mean_stored_states"), "null, though an idea run trains at least one step"),
+        (Some(s), Some(&lo), Some(&hi)) if !every_epoch && !(lo as f64..=hi as f64).contains(&s) => c.fail(
+            &join(path, "mean_stored_states"),
+            format!("{s}, but its probes' intervals store {lo} to {hi} states per minibatch"),
+        ),
+        _ => {}
+    }
+    if every_epoch && r.probes.len() == cfg.epochs + 1 {
         let per_epoch: Vec<f64> = r.probes[..cfg.epochs].iter().map(|p| p.checkpoints as f64).collect();
         let want = crate::stats::mean(&per_epoch);
         if r.mean_stored_states != Some(want) {
@@ -121,6 +166,40 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
                 &join(path, "mean_stored_states"),
                 format!("{} but its probes' intervals store {want} states per minibatch", shown(&r.mean_stored_states)),
             );
+        }
+    }
+}
+
+/// One mean loss per epoch, finite and not negative up to the epoch the run diverged in,
+/// null from it on; `diverged_at` exactly when it diverged, within the epochs trained (the
+/// epoch after the last is the final evaluation).
+fn epochs(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
+    let at = join(path, "loss_curve");
+    if r.loss_curve.len() != cfg.epochs {
+        let n = r.loss_curve.len();
+        c.fail(&at, format!("{n} epoch losses, but config.epochs is {}: one loss per epoch", cfg.epochs));
+        return;
+    }
+    match (&r.diverged_at, r.diverged) {
+        (Some(_), false) => c.fail(&join(path, "diverged_at"), "set, though the run did not diverge"),
+        (None, true) => c.fail(&join(path, "diverged_at"), "null, though the run diverged"),
+        (Some(d), true) if d.epoch > cfg.epochs => c.fail(
+            &join(path, "diverged_at.epoch"),
+            format!("{}, but a run has {} epochs (epoch {} is the final evaluation)", d.epoch, cfg.epochs, cfg.epochs),
+        ),
+        _ => {}
+    }
+    let from = r.diverged_at.as_ref().map_or(cfg.epochs, |d| d.epoch);
+    for (e, loss) in r.loss_curve.iter().enumerate() {
+        match loss {
+            Some(l) if e >= from => {
+                c.fail(&format!("{at}[{e}]"), format!("{l}, though the run diverged in epoch {from}"))
+            }
+            None if e < from => c.fail(&format!("{at}[{e}]"), "null, though the run had not diverged"),
+            Some(l) if !l.is_finite() || *l < 0.0 => {
+                c.fail(&format!("{at}[{e}]"), format!("{l}: a mean loss is finite and not negative"))
+            }
+            _ => {}
         }
     }
 }

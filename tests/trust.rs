@@ -1,0 +1,309 @@
+//! A report that validates is a report that ran: a consistent forgery is caught by training
+//! its runs again (`validate --rerun`); a run of another build is never taken by a resume or
+//! a merge; a merge refuses a plan whose best lrs its sweep does not give; a study refuses a
+//! bench report that does not validate. Every bench here is tiny (under a second).
+
+mod common;
+
+use rdbench_core::plan::{Plan, record_key};
+use rdbench_core::records::{Arm, Phase, RunSpec};
+use rdbench_core::report::{Report, build};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The tiny bench's flags (r_max 2 fits a study's rev_ode_small at hidden 4).
+const TINY: [&str; 16] = [
+    "--seeds",
+    "2",
+    "--sweep-seeds",
+    "1",
+    "--lrs",
+    "0.01",
+    "--epochs",
+    "1",
+    "--hidden",
+    "4",
+    "--batch",
+    "8",
+    "--train-size",
+    "10",
+    "--r-max",
+    "2",
+];
+
+fn rdbench(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rdbench")).args(args).output().unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let (code, out, err) = rdbench(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    (out, err)
+}
+
+fn tiny<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    args.iter().copied().chain(TINY).collect()
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rdbench-trust-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A tiny bench report, made once per test binary.
+fn tiny_report() -> &'static Path {
+    static REPORT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    REPORT.get_or_init(|| {
+        let out = tempdir("tiny").join("tiny.json");
+        ok(&tiny(&["run", "--quiet", "--out", s(&out)]));
+        out
+    })
+}
+
+/// The tiny report with `edit` applied to its runs, every derived figure rebuilt from them:
+/// a forgery consistent in everything `validate` recomputes.
+fn forged(edit: impl FnOnce(&mut Report)) -> Report {
+    let mut r = Report::from_json(&std::fs::read_to_string(tiny_report()).unwrap()).unwrap();
+    edit(&mut r);
+    build(r.config.as_ref().unwrap(), r.runs.unwrap(), r.environment)
+}
+
+#[test]
+fn a_consistent_forgery_is_caught_by_rerun() {
+    let dir = tempdir("forgery");
+    let path = dir.join("forged.json");
+    let mut at = 0;
+    let report = forged(|r| {
+        let runs = r.runs.as_mut().unwrap();
+        at = runs.iter().position(|r| r.arm == Arm::Idea && r.phase == Phase::Full && r.seed == 1).unwrap();
+        runs[at].metric = runs[at].metric.map(|m| m / 2.0); // the idea does twice as well
+    });
+    std::fs::write(&path, report.to_json()).unwrap();
+    // It agrees with itself: validation alone passes it.
+    ok(&["validate", s(&path)]);
+
+    let (code, _, err) = rdbench(&["validate", s(&path), "--rerun", "all"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("idea/full/0.01/1 DIFFERS from the report") && err.contains("metric: "), "{err}");
+    assert!(
+        err.contains("1 of the 6 runs re-run") && err.contains("differ from the report: idea/full/0.01/1"),
+        "{err}"
+    );
+
+    // A draw of one run catches it when it draws it, and says which seed drew what.
+    let n = report.runs.as_ref().unwrap().len();
+    let hit = (0u64..).find(|&seed| rdbench_core::rerun::draw(n, 1, seed) == [at]).unwrap().to_string();
+    let (code, _, err) = rdbench(&["validate", s(&path), "--rerun", "1", "--rerun-seed", &hit]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&format!("drawn with seed {hit}")) && err.contains("idea/full/0.01/1 DIFFERS"), "{err}");
+    let miss = (0u64..).find(|&seed| rdbench_core::rerun::draw(n, 1, seed) != [at]).unwrap().to_string();
+    let (out, _) = ok(&["validate", s(&path), "--rerun", "1", "--rerun-seed", &miss]);
+    assert!(out.contains("bit for bit") && out.contains("re-ran 1 run"), "{out}");
+
+    // Named, it is caught too.
+    let (code, _, err) = rdbench(&["validate", s(&path), "--rerun", "idea/full/0.01/1"]);
+    assert_eq!(code, 1, "{err}");
+    // The untouched report re-runs bit for bit.
+    let (out, _) = ok(&["validate", s(tiny_report()), "--rerun", "all"]);
+    assert!(out.contains("re-ran 6 runs") && out.contains("each is the report's"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rerun_states_its_draw_and_cost_and_warns_of_another_build() {
+    let dir = tempdir("other-build");
+    let path = dir.join("other.json");
+    let other = "0.1.0+0000000000000000";
+    let report = forged(|r| {
+        r.environment.as_mut().unwrap().build = other.into();
+        r.runs.as_mut().unwrap().iter_mut().for_each(|run| run.build = other.into());
+    });
+    std::fs::write(&path, report.to_json()).unwrap();
+    let (out, _) = ok(&["validate", s(&path)]);
+    assert!(out.contains(&format!("made by build {other} on cpu-flex")), "{out}");
+    let (out, err) = ok(&["validate", s(&path), "--rerun", "2", "--rerun-seed", "5"]);
+    assert!(err.contains("re-running 2 of the 6 runs: 2 drawn with seed 5 (--rerun 2 --rerun-seed 5"), "{err}");
+    assert!(err.contains("estimated time ≈"), "the cost comes before the work: {err}");
+    assert!(err.contains(&format!("were made by build {other}, this is build {}", rdbench_engine::BUILD)), "{err}");
+    assert!(out.contains("re-ran 2 runs"), "{out}");
+    // Bad selections are refused by name, before any work.
+    for (sel, why) in [("0", "re-runs nothing"), ("idea/full/0.02/1", "is not a run of the report"), ("x", "ARM/PHASE")]
+    {
+        let (code, _, err) = rdbench(&["validate", s(&path), "--rerun", sel]);
+        assert_eq!(code, 2, "{sel}: {err}");
+        assert!(err.contains(why) && !err.contains("estimated"), "{sel}: {err}");
+    }
+    let seed = format!("{}/www/examples/seed_bench_report.json", env!("CARGO_MANIFEST_DIR"));
+    let (code, _, err) = rdbench(&["validate", &seed, "--rerun", "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a seed-era report has no runs"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_study_report_is_rerun_bench_by_bench() {
+    let dir = tempdir("study-rerun");
+    let (study, chart, frontier) = (dir.join("study.json"), dir.join("c.svg"), dir.join("f.svg"));
+    let from = s(tiny_report());
+    ok(&["study", "--from-reports", from, "--out", s(&study), "--chart", s(&chart), "--frontier-chart", s(&frontier)]);
+    let (out, err) = ok(&["validate", s(&study), "--rerun", "1", "--rerun-seed", "0"]);
+    assert!(err.contains("1 per bench drawn with seed 0"), "{err}");
+    assert!(out.contains("dynamics/rnn_small/one_step/") && out.contains("re-ran 1 run"), "{out}");
+    let (code, _, err) = rdbench(&["validate", s(&study), "--rerun", "idea/full/0.01/1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("in a study, name the bench too"), "{err}");
+    ok(&["validate", s(&study), "--rerun", "dynamics/rnn_small/one_step/idea/full/0.01/1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_record_from_another_build_is_set_aside_on_resume_and_merge() {
+    let dir = tempdir("builds");
+    // Resume: a journal of the tiny bench's six runs, one of them made by another build.
+    let out = dir.join("r.json");
+    let journal = dir.join("r.json.runs.jsonl");
+    let mut runs: Vec<Value> = json(tiny_report())["runs"].as_array().unwrap().clone();
+    runs[2]["build"] = "0.1.0+0000000000000000".into();
+    let lines: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let (_, err) = ok(&tiny(&["run", "--out", s(&out)]));
+    assert!(err.contains("holds 1 run of another build (0.1.0+0000000000000000;"), "{err}");
+    assert!(err.contains("set aside, not reused") && err.contains("resuming: 5 finished runs"), "{err}");
+    let resumed = json(&out);
+    assert_eq!(resumed["environment"]["reused_runs"], 5);
+    assert!(resumed["runs"].as_array().unwrap().iter().all(|r| r["build"] == rdbench_engine::BUILD));
+    let strip = |v: Value| common::unsplit_json(v);
+    assert_eq!(strip(resumed), strip(json(tiny_report())), "the run set aside was trained again, the same");
+
+    // Merge: a record whose build was edited is set aside and named; `work` trains it again.
+    let (plan, full, records) = (dir.join("plan.json"), dir.join("plan_full.json"), dir.join("records"));
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    let work = |p: &Path| ok(&["work", "--plan", s(p), "--index", "0", "--of", "1", "--records", s(&records)]);
+    work(&plan);
+    let edited = records.join(format!(
+        "{}.json",
+        record_key(&RunSpec { arm: Arm::Idea, phase: Phase::Sweep, lr: 0.01, seed: 1000 }, &resumed_hash(&out))
+    ));
+    let mut rec = json(&edited);
+    rec["build"] = "0.1.0+0000000000000000".into();
+    std::fs::write(&edited, rec.to_string()).unwrap();
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("1 record(s) were made by another build, set aside"), "{err}");
+    assert!(err.contains(&format!("{}: build 0.1.0+0000000000000000", s(&edited))), "{err}");
+    assert!(err.contains("missing ") && !full.exists(), "{err}");
+    let (_, err) = work(&plan);
+    assert!(err.contains("1 record(s) there were made by another build, set aside: trained again"), "{err}");
+    ok(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn resumed_hash(report: &Path) -> String {
+    json(report)["runs"][0]["run_hash"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn merge_refuses_a_plan_whose_best_lrs_disagree_with_its_sweep() {
+    let dir = tempdir("best-lrs");
+    let (plan, full, records, report) =
+        (dir.join("plan.json"), dir.join("plan_full.json"), dir.join("records"), dir.join("r.json"));
+    let two_lrs: Vec<&str> =
+        tiny(&["plan", "--out", s(&plan)]).into_iter().map(|a| if a == "0.01" { "0.003,0.01" } else { a }).collect();
+    ok(&two_lrs);
+    let work = |p: &Path| ok(&["work", "--plan", s(p), "--index", "0", "--of", "1", "--records", s(&records)]);
+    work(&plan);
+    ok(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records)]);
+    // The baseline's best lr moved to the other lr of the grid, its full runs with it: a plan
+    // consistent in itself, so `work` trains it.
+    let mut p: Plan = serde_json::from_value(json(&full)).unwrap();
+    let [b, _] = p.best_lrs[0];
+    let other = if b == 0.01 { 0.003 } else { 0.01 };
+    p.best_lrs[0][0] = other;
+    for r in p.runs.iter_mut().filter(|r| r.spec.arm == Arm::Baseline && r.spec.phase == Phase::Full) {
+        r.spec.lr = other;
+        r.key = record_key(&r.spec, &r.run_hash);
+    }
+    std::fs::write(&full, p.to_json()).unwrap();
+    work(&full);
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&full), "--out", s(&report), s(&records)]);
+    assert_eq!(code, 2, "{err}");
+    let want = format!("the plan's best lr of the baseline arm is {other}, but its sweep records give {b}");
+    assert!(err.contains(&want) && err.contains("nothing was written"), "{err}");
+    assert!(!report.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn study_refuses_a_bench_report_that_does_not_validate() {
+    let dir = tempdir("study-check");
+    let (study, chart, frontier) = (dir.join("study.json"), dir.join("c.svg"), dir.join("f.svg"));
+    let outs = ["--out", s(&study), "--chart", s(&chart), "--frontier-chart", s(&frontier)];
+    let mut bad = json(tiny_report());
+    bad["comparison"]["idea_wins"] = 2.into();
+    let bad_path = dir.join("bad.json");
+    std::fs::write(&bad_path, bad.to_string()).unwrap();
+    // Given.
+    let mut args = vec!["study", "--from-reports", s(&bad_path)];
+    args.extend(outs);
+    let (code, _, err) = rdbench(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("{} does not validate", s(&bad_path))) && err.contains("comparison.idea_wins"),
+        "{err}"
+    );
+    assert!(!study.exists());
+    // Reused: the same report as the finished first bench of a resumed study.
+    std::fs::write(dir.join("study.json.benches.jsonl"), bad.to_string() + "\n").unwrap();
+    let mut args = tiny(&["study", "--track", "dynamics", "--quiet"]);
+    args.extend(outs);
+    let (code, _, err) = rdbench(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bench report 1 of the journal") && err.contains("comparison.idea_wins"), "{err}");
+    assert!(!study.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn merge_rerun_catches_an_edited_record() {
+    let dir = tempdir("merge-rerun");
+    let (plan, full, records) = (dir.join("plan.json"), dir.join("plan_full.json"), dir.join("records"));
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
+    // A sweep record with a better metric: the merge takes it as it is.
+    let path =
+        std::fs::read_dir(&records).unwrap().map(|e| e.unwrap().path()).find(|p| s(p).contains("-idea-")).unwrap();
+    let mut rec = json(&path);
+    rec["metric"] = (rec["metric"].as_f64().unwrap() / 2.0).into();
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records), "--rerun", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("idea/sweep/0.01/1000 DIFFERS") && err.contains("nothing was written"), "{err}");
+    assert!(!full.exists());
+    ok(&["merge", "--plan", s(&plan), "--out", s(&full), s(&records)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_browser_report_is_rerun_within_the_tolerance() {
+    let dir = tempdir("wasm");
+    let path = dir.join("wasm.json");
+    let report = forged(|r| r.environment.as_mut().unwrap().platform = "wasm".into());
+    std::fs::write(&path, report.to_json()).unwrap();
+    let (out, err) = ok(&["validate", s(&path), "--rerun", "1", "--rerun-seed", "0"]);
+    assert!(err.contains("made in the browser (wasm), re-run on cpu-flex, are compared within 1e-4"), "{err}");
+    assert!(out.contains("within 1e-4") && !out.contains("bit for bit"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
