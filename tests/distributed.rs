@@ -1,6 +1,6 @@
 //! Past one machine (issue 20): `plan` → `work` in 3 tasks (one run twice, one killed
 //! midway and run again) → `merge` gives the report `rdbench run` gives on one machine, and
-//! the study `rdbench study` gives, except timing and measured memory; so does the local
+//! the study `rdbench study` gives, measured memory included, except timing; so does the local
 //! driver (`xargs -P`) at each point of a grid. A merge with a missing or foreign record names it and writes
 //! nothing. The Kubernetes manifest parses.
 
@@ -162,19 +162,13 @@ fn plan_work_merge_equals_run_for_a_bench() {
     ok(&["validate", s(&merged)]);
 }
 
-/// Measured fields of a study report (and of its embedded reports) removed.
-fn unmeasured_study(mut v: Value) -> Value {
+/// A study report (and its embedded reports) without what measures time; measured bytes stay.
+fn untimed_study(mut v: Value) -> Value {
     for r in v["reports"].as_array_mut().unwrap() {
         *r = unsplit_json(r.take());
     }
-    for row in v["table"].as_array_mut().unwrap() {
-        for k in ["memory_saved_measured", "mean_peak_bytes_checkpointed", "mean_peak_bytes_dense"] {
-            row.as_object_mut().unwrap().remove(k).unwrap();
-        }
-    }
     for f in v["frontier"].as_array_mut().unwrap() {
         for p in f["frontier"]["points"].as_array_mut().unwrap() {
-            p.as_object_mut().unwrap().remove("peak_bytes");
             p.as_object_mut().unwrap().remove("seconds");
         }
     }
@@ -199,7 +193,7 @@ fn plan_work_merge_equals_study_for_a_study() {
     let out =
         ok(&["merge", "--plan", s(&full), "--out", s(&merged), "--chart", &c2, "--frontier-chart", &f2, s(&records)]);
     assert!(out.contains("study report written to"), "{out}");
-    assert_eq!(unmeasured_study(json(&merged)), unmeasured_study(json(&single)));
+    assert_eq!(untimed_study(json(&merged)), untimed_study(json(&single)));
     assert!(std::fs::read_to_string(&c2).unwrap().starts_with("<svg"));
 }
 
@@ -300,8 +294,56 @@ fn slurm_merges_equal_single_machine() {
     let dir = PathBuf::from(std::env::var("RDBENCH_SLURM_DIR").expect("RDBENCH_SLURM_DIR"));
     let (bench, study) = (dir.join("bench"), dir.join("study"));
     assert_eq!(unsplit_json(json(&bench.join("bench_report.json"))), unsplit_json(json(&bench.join("single.json"))));
-    assert_eq!(
-        unmeasured_study(json(&study.join("study_report.json"))),
-        unmeasured_study(json(&study.join("single.json")))
-    );
+    assert_eq!(untimed_study(json(&study.join("study_report.json"))), untimed_study(json(&study.join("single.json"))));
+}
+
+/// Every measured byte count of a report: its memory block and each run's probes' peaks
+/// (the idea's, dense BPTT's and each frontier point's), in order.
+fn measured_bytes(v: &Value) -> Value {
+    let probes: Vec<Value> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["probes"].as_array().unwrap().iter())
+        .map(|p| {
+            let points: Vec<Value> = p["frontier"]
+                .as_array()
+                .map(|f| f.iter().map(|q| q["peak_bytes"].clone()).collect())
+                .unwrap_or_default();
+            serde_json::json!([p["peak_bytes_checkpointed"], p["peak_bytes_dense"], points])
+        })
+        .collect();
+    serde_json::json!({"memory": v["memory"], "probes": probes})
+}
+
+#[test]
+fn measured_memory_is_the_same_for_populations_of_1_2_and_8() {
+    let dir = tempdir("grouping");
+    let flags = "--seeds 8 --sweep-seeds 1 --lrs 0.003 --epochs 1 --hidden 8 --r-max 4 --train-size 100";
+    // 8 seeds on 1, 4 and 8 threads: the full phase's populations are of 8, 2 and 1 runs.
+    let reports: Vec<Value> = ["1", "4", "8"]
+        .iter()
+        .map(|threads| {
+            let out = dir.join(format!("threads{threads}.json"));
+            let mut args = vec!["run", "--quiet", "--threads", threads, "--out", s(&out)];
+            args.extend(flags.split(' '));
+            ok(&args);
+            json(&out)
+        })
+        .collect();
+    let populations = |v: &Value| {
+        let mut p: Vec<u64> = v["runs"].as_array().unwrap().iter().map(|r| r["population"].as_u64().unwrap()).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    };
+    assert_eq!(populations(&reports[0]), [1, 8]);
+    assert_eq!(populations(&reports[1]), [1, 2]);
+    assert_eq!(populations(&reports[2]), [1]);
+    let m = measured_bytes(&reports[0]);
+    assert!(m["memory"]["measured_peak_bytes_dense"].as_f64().unwrap() > 0.0, "{m}");
+    assert!(m["probes"][0][0].as_u64().unwrap() > 0, "{m}");
+    for r in &reports[1..] {
+        assert_eq!(measured_bytes(r), m);
+    }
 }

@@ -123,6 +123,26 @@ fn a_consistent_forgery_is_caught_by_rerun() {
 }
 
 #[test]
+fn a_forged_memory_figure_is_caught_by_rerun() {
+    let dir = tempdir("forged-memory");
+    let path = dir.join("forged.json");
+    // The idea's measured peak halved in one run, the memory block recomputed from it.
+    let report = forged(|r| {
+        let runs = r.runs.as_mut().unwrap();
+        let at = runs.iter().position(|r| r.arm == Arm::Idea && r.phase == Phase::Full && r.seed == 1).unwrap();
+        for p in &mut runs[at].probes {
+            p.peak_bytes_checkpointed = p.peak_bytes_checkpointed.map(|b| b / 2);
+        }
+    });
+    std::fs::write(&path, report.to_json()).unwrap();
+    ok(&["validate", s(&path)]);
+    let (code, _, err) = rdbench(&["validate", s(&path), "--rerun", "idea/full/0.01/1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("idea/full/0.01/1 DIFFERS") && err.contains("peak_bytes_checkpointed"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn rerun_states_its_draw_and_cost_and_warns_of_another_build() {
     let dir = tempdir("other-build");
     let path = dir.join("other.json");

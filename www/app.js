@@ -6,6 +6,7 @@ import { createEngine, parseWorkers } from './engine-client.js';
 import { createResults } from './results.js';
 import { createCompare } from './compare.js';
 import { createStudy } from './study.js';
+import { createRecheck } from './recheck.js';
 import { $ } from './dom.js';
 import { CONFIRM_ABOVE_S, estimateOf } from './estimate.js';
 import { duration, num, percent, useFormats } from './format.js';
@@ -41,7 +42,18 @@ const charts = import('./pkg/rdbench_page.js').then(async (m) => {
 });
 charts.catch((e) => banner('error', `The app is not built (www/pkg is missing): run \`npm start\`. (${e?.message ?? e})`));
 
-const results = createResults({ charts, banner, timings, onShown: () => compare.shownChanged() });
+const results = createResults({
+  charts,
+  banner,
+  timings,
+  onShown: (text) => {
+    compare.shownChanged();
+    let report = null;
+    try { report = JSON.parse(text); } catch { /* shown only if it parsed */ }
+    recheck.shownChanged(report);
+  },
+});
+const recheck = createRecheck({ shown: () => results.shown?.text ?? null });
 let controls = null;
 
 // Finished reports are kept in the browser's history; any two can be compared there.

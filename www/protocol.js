@@ -23,6 +23,11 @@
 //   { type: 'resolve', backend, config, workers } choose and calibrate the backend for config
 //                                              over up to `workers` CPU workers; answered by
 //                                              'backend' (or 'stopped')
+//   { type: 'recheck', report, selection, seed } train runs of a report again and compare them
+//                                              with its records: selection 'N' (a draw seeded by
+//                                              seed), 'all' or named runs (as `rdbench validate
+//                                              --rerun`); answered by progress, run_finished and
+//                                              'rechecked' (or 'stopped')
 //   { type: 'runs', runs }                     RunRecords other workers of a split bench finished
 //   { type: 'cancel' }                         stop before the next training step
 //
@@ -49,10 +54,15 @@
 //                                              elapsed_s: the bench's seconds so far (a resume sends
 //                                              them back); fraction_kept: this worker's part of the
 //                                              bench's work in kept runs (the parts add up)
+//   { type: 'rechecked', runs, differing, tolerance, note, other_build, elapsed_s }
+//                                              a re-check's result: runs re-run (names), those that
+//                                              differ (name and first differences), the relative
+//                                              tolerance allowed (null: bit for bit) and why, the
+//                                              build that made the runs if not this one
 //   { type: 'error', message, fatal }          the engine crashed; fatal: replace the worker
 
 /** Request type names (page -> worker). */
-export const REQUEST = Object.freeze({ start: 'start', resolve: 'resolve', runs: 'runs', cancel: 'cancel' });
+export const REQUEST = Object.freeze({ start: 'start', resolve: 'resolve', recheck: 'recheck', runs: 'runs', cancel: 'cancel' });
 
 /** Event type names (worker -> page). */
 export const EVENT = Object.freeze({
@@ -61,6 +71,7 @@ export const EVENT = Object.freeze({
   progress: 'progress',
   runFinished: 'run_finished',
   report: 'report',
+  rechecked: 'rechecked',
   stopped: 'stopped',
   error: 'error',
 });
@@ -80,6 +91,7 @@ export const request = Object.freeze({
   start: (config, backend, prior = [], reuseOtherBackends = false, { slice = null, note = '', calibration = [], priorElapsed = 0 } = {}) =>
     ({ type: REQUEST.start, config, backend, prior, reuse_other_backends: reuseOtherBackends, slice, backend_note: note, calibration, prior_elapsed_s: priorElapsed }),
   resolve: (config, backend, workers) => ({ type: REQUEST.resolve, backend, config, workers }),
+  recheck: (report, selection, seed) => ({ type: REQUEST.recheck, report, selection, seed }),
   runs: (runs) => ({ type: REQUEST.runs, runs }),
   cancel: () => ({ type: REQUEST.cancel }),
 });

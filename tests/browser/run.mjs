@@ -25,5 +25,6 @@ import './webgpu.test.mjs';
 import './workers.test.mjs';
 import './study.test.mjs';
 import './long.test.mjs';
+import './recheck.test.mjs';
 
 process.exit((await run(process.argv[2])) ? 1 : 0);

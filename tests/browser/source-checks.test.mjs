@@ -11,7 +11,7 @@ test('the page spells no worker message type itself (protocol.js does)', async (
     return { EVENT: p.EVENT, REQUEST: p.REQUEST, STOP_REASON: p.STOP_REASON };
   });
   const names = new Set([...Object.values(EVENT), ...Object.values(REQUEST), ...Object.values(STOP_REASON)]);
-  for (const file of ['app.js', 'controls.js', 'engine-client.js', 'results.js']) {
+  for (const file of ['app.js', 'controls.js', 'engine-client.js', 'results.js', 'recheck.js']) {
     const text = readFileSync(join(ROOT, 'www', file), 'utf8');
     // A message type or stop reason written where a message is built or matched.
     for (const m of text.matchAll(/(?:type\s*(?:===?|:)\s*|case\s+|reason\s*===?\s*)['"`](\w+)['"`]/g)) {

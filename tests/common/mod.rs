@@ -266,32 +266,22 @@ pub fn population_cfg() -> rdbench_core::config::BenchConfig {
 }
 
 /// A report's JSON without what measures time (environment's started_at, wall_time_s and
-/// phase_wall_time_s, each run's wall_time_s, the measured peak bytes) and the count of
-/// reused runs: what an interrupted and resumed bench may change.
+/// phase_wall_time_s, each run's wall_time_s, the frontier's seconds) and the count of reused
+/// runs: what an interrupted and resumed bench may change. Measured bytes stay: each is one
+/// run's pass alone, the same however runs are grouped or resumed.
 pub fn untimed_json(mut v: Value) -> Value {
     let env = v["environment"].as_object_mut().unwrap();
     for k in ["started_at", "wall_time_s", "phase_wall_time_s", "reused_runs"] {
         assert!(env.remove(k).is_some(), "environment.{k}");
     }
-    let memory = v["memory"].as_object_mut().unwrap();
-    for k in ["measured_peak_bytes_checkpointed", "measured_peak_bytes_dense", "measured_saved_fraction"] {
-        assert!(memory.remove(k).is_some(), "memory.{k}");
-    }
     for run in v["runs"].as_array_mut().unwrap() {
         run.as_object_mut().unwrap().remove("wall_time_s").unwrap();
-        // Measured peak bytes are measurements of a population's pass, like its wall time.
-        for p in run["probes"].as_array_mut().unwrap() {
-            let p = p.as_object_mut().unwrap();
-            p.remove("peak_bytes_checkpointed").unwrap();
-            p.remove("peak_bytes_dense").unwrap();
-        }
     }
-    strip_frontier(&mut v, true);
+    strip_frontier(&mut v, false);
     v
 }
 
-/// Remove what the frontier measures of time, and of bytes when `bytes` (a pass's peak is
-/// its population's, split over its runs, so it depends on how runs are split).
+/// Remove what the frontier measures of time, and of bytes when `bytes`.
 pub fn strip_frontier(v: &mut Value, bytes: bool) {
     let mut keys = vec!["seconds"];
     if bytes {

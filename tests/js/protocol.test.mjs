@@ -25,6 +25,8 @@ test('every request protocol.js builds is the Rust message', () => {
   );
   const r = requests.resolve;
   assert.deepEqual(request.resolve(r.config, r.backend, r.workers), r);
+  const c = requests.recheck;
+  assert.deepEqual(request.recheck(c.report, c.selection, c.seed), c);
   assert.deepEqual(request.runs(requests.runs.runs), requests.runs);
   assert.deepEqual(request.cancel(), requests.cancel);
 });

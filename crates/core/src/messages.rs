@@ -62,6 +62,18 @@ pub enum Request {
         /// CPU workers the page would run.
         workers: usize,
     },
+    /// Train runs of a report again and compare them with its records ("Re-check"):
+    /// `selection` as `rdbench validate --rerun` takes it (N, `all`, or named runs), a draw
+    /// of N seeded by `seed`; answered by progress, `run_finished` and `rechecked` (or
+    /// `stopped`).
+    Recheck {
+        /// The report's JSON text.
+        report: String,
+        /// Which runs.
+        selection: String,
+        /// The draw's seed.
+        seed: u64,
+    },
     /// Records other workers of a split bench finished (relayed by the page).
     Runs {
         /// The records.
@@ -148,6 +160,21 @@ pub enum WorkerEvent {
         #[serde(default)]
         fraction_kept: f64,
     },
+    /// A re-check's result: the runs trained again, and those whose record differs.
+    Rechecked {
+        /// The runs re-run, by name (`arm/phase/lr/seed`), in the report's order.
+        runs: Vec<String>,
+        /// Each differing run: its name and its first differences.
+        differing: Vec<String>,
+        /// The relative tolerance the comparison allowed (None: bit for bit).
+        tolerance: Option<f64>,
+        /// Why not bit for bit (empty when it was).
+        note: String,
+        /// The build that made the report's runs, when it is not this one (empty otherwise).
+        other_build: String,
+        /// Seconds the re-check took.
+        elapsed_s: f64,
+    },
     /// The engine crashed (a panic); `fatal`: the worker must be replaced.
     Error {
         /// What happened.
@@ -184,6 +211,7 @@ mod tests {
                 prior_elapsed_s: 12.5,
             },
             Request::Resolve { backend: BackendChoice::Auto, config, workers: 2 },
+            Request::Recheck { report: "{}".into(), selection: "3".into(), seed: 7 },
             Request::Runs { runs: vec![] },
             Request::Cancel,
         ];
@@ -243,12 +271,21 @@ mod tests {
                 elapsed_s: 3.5,
                 fraction_kept: 0.25,
             },
+            WorkerEvent::Rechecked {
+                runs: vec!["idea/full/0.01/1".into()],
+                differing: vec!["idea/full/0.01/1 (metric: 0.1 in the report, 0.2 re-run)".into()],
+                tolerance: Some(1e-4),
+                note: "made natively".into(),
+                other_build: String::new(),
+                elapsed_s: 1.5,
+            },
             WorkerEvent::Error { message: "panic".into(), fatal: true },
         ];
         // Every variant is listed: a new one fails to compile here until it has a sample.
         let name = |r: &Request| match r {
             Request::Start { .. } => "start",
             Request::Resolve { .. } => "resolve",
+            Request::Recheck { .. } => "recheck",
             Request::Runs { .. } => "runs",
             Request::Cancel => "cancel",
         };
@@ -258,6 +295,7 @@ mod tests {
             WorkerEvent::Progress { .. } => "progress",
             WorkerEvent::RunFinished { .. } => "run_finished",
             WorkerEvent::Report { .. } => "report",
+            WorkerEvent::Rechecked { .. } => "rechecked",
             WorkerEvent::Stopped { .. } => "stopped",
             WorkerEvent::Error { .. } => "error",
         };

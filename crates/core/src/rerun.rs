@@ -143,9 +143,16 @@ pub fn select(
 }
 
 /// What a run's record measures rather than computes, left out of the comparison: its wall
-/// time and population (how it was grouped), its build (compared apart), the measured peak
-/// bytes of its probes and the frontier's bytes and seconds.
-pub fn computed_part(mut v: Value) -> Value {
+/// time and population (how it was grouped), its build (compared apart), the frontier's
+/// seconds, and the measured peak bytes of its probes and frontier points.
+pub fn computed_part(v: Value) -> Value {
+    computed_with_bytes(v, false)
+}
+
+/// [`computed_part`], keeping the measured peak bytes when `bytes`: each is one run's pass
+/// alone, the same however runs are grouped, so a re-run that measured them (natively on
+/// the CPU) compares them too.
+fn computed_with_bytes(mut v: Value, bytes: bool) -> Value {
     if let Some(o) = v.as_object_mut() {
         for k in ["wall_time_s", "population", "build"] {
             o.remove(k);
@@ -153,13 +160,15 @@ pub fn computed_part(mut v: Value) -> Value {
     }
     if let Some(probes) = v.get_mut("probes").and_then(Value::as_array_mut) {
         for p in probes {
-            if let Some(o) = p.as_object_mut() {
+            if let Some(o) = p.as_object_mut().filter(|_| !bytes) {
                 o.remove("peak_bytes_checkpointed");
                 o.remove("peak_bytes_dense");
             }
             if let Some(points) = p.get_mut("frontier").and_then(Value::as_array_mut) {
                 for point in points.iter_mut().filter_map(Value::as_object_mut) {
-                    point.remove("peak_bytes");
+                    if !bytes {
+                        point.remove("peak_bytes");
+                    }
                     point.remove("seconds");
                 }
             }
@@ -169,11 +178,13 @@ pub fn computed_part(mut v: Value) -> Value {
 }
 
 /// Every path where the re-run record (`rerun`) differs from the report's (`file`, its JSON
-/// in the report), measurements aside: exactly, or within `tolerance` (GPU runs).
+/// in the report), measurements aside: exactly, or within `tolerance` (GPU runs). Measured
+/// peak bytes are compared where the re-run measured them.
 pub fn compare(file: &Value, rerun: &RunRecord, tolerance: Option<f64>) -> Vec<String> {
-    let rerun = computed_part(serde_json::to_value(rerun).expect("a record serialises"));
+    let bytes = rerun.probes.iter().any(|p| p.peak_bytes_dense.is_some());
+    let rerun = computed_with_bytes(serde_json::to_value(rerun).expect("a record serialises"), bytes);
     let mut out = Vec::new();
-    walk(&computed_part(file.clone()), &rerun, "", tolerance, &mut out);
+    walk(&computed_with_bytes(file.clone(), bytes), &rerun, "", tolerance, &mut out);
     out
 }
 

@@ -20,13 +20,17 @@ pub fn set_meter(meter: &'static dyn HeapMeter) {
     let _ = METER.set(meter);
 }
 
+/// Whether a pass on `device` is measured: a CPU backend with a meter registered.
+pub fn metered(device: &burn::tensor::Device) -> bool {
+    METER.get().is_some() && !crate::model::kernels::cube_device(device) && !device.is_autodiff()
+}
+
 /// Run `f` and measure the peak heap bytes it allocated on this thread on `device`: a CPU
 /// backend (host heap is where its tensors live) with a meter registered; None elsewhere
 /// (GPU backends, where host heap says nothing about the pass, or no meter).
 pub fn thread_peak_during<T>(device: &burn::tensor::Device, f: impl FnOnce() -> T) -> (T, Option<usize>) {
-    let cpu = !crate::model::kernels::cube_device(device);
     match METER.get() {
-        Some(m) if cpu && !device.is_autodiff() => {
+        Some(m) if metered(device) => {
             let mark = m.start();
             let out = f();
             (out, m.peak_since(mark))

@@ -5,6 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod browser;
+mod recheck;
 mod resolve;
 
 use js_sys::Function;
@@ -75,6 +76,17 @@ pub async fn on_message(data: JsValue, post: Function) -> Result<(), JsValue> {
         Request::Cancel => {
             worker.cancel.set(true);
             browser::wake();
+        }
+        Request::Recheck { report, selection, seed } => {
+            if worker.busy.replace(true) {
+                worker.emit(&stopped(StopReason::Config, "a bench is already running".into(), vec![], 0.0));
+                return Ok(());
+            }
+            worker.cancel.set(false);
+            let mut host = WorkerHost { worker: worker.clone(), last_progress: None, last_yield: Instant::now() };
+            let event = recheck::recheck(&report, &selection, seed, &mut host).await;
+            worker.busy.set(false);
+            worker.emit(&event);
         }
         Request::Runs { runs } => {
             worker.received.borrow_mut().extend(runs);

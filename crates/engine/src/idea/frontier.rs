@@ -5,7 +5,7 @@
 //! reversal at the probed intervals) are points too.
 
 use crate::batch::{Batch, rows};
-use crate::memory::thread_peak_during;
+use crate::memory::{metered, thread_peak_during};
 use crate::model::RecurrentModel;
 use crate::model::kernels::cube_device;
 use crate::schedule::{Pass, Schedule};
@@ -22,24 +22,72 @@ pub struct Measured {
     pub runs: Vec<usize>,
     /// Its pass (rows in `runs` order).
     pub pass: Pass,
-    /// Peak heap bytes per run (the pass's peak over its runs), where measured.
-    pub peak_bytes: Option<u64>,
+    /// Each run's peak heap bytes (rows in `runs` order): the schedule's pass on that run
+    /// alone, where measured.
+    pub peak_bytes: Vec<Option<u64>>,
     /// Wall time per run, seconds (None on a GPU, where a pass only queues work).
     pub seconds: Option<f64>,
 }
 
-/// Run `f` (a pass over `runs` runs on `device`) and measure it.
+/// Run `f` (a pass over `runs` runs on `device`) and measure it: its wall time per run, and
+/// each run's peak heap bytes as the schedule needs them for that run alone (`alone(row)`
+/// runs and measures it on the row's run by itself). A population pass shares buffers
+/// between its runs, so its peak split over them would depend on how runs are grouped
+/// (populations, threads, workers, machines); one run's pass does not. Rows whose schedule
+/// is the same (every row but the idea's, whose interval is per run) share one measurement,
+/// as a pass's allocations follow its shapes, not its values.
 pub fn measure(
     schedule: Schedule,
     runs: Vec<usize>,
     device: &burn::tensor::Device,
     f: impl FnOnce() -> Pass,
+    alone: impl Fn(usize) -> Option<usize>,
 ) -> Measured {
     let start = Instant::now();
-    let (pass, peak) = thread_peak_during(device, f);
     let n = runs.len().max(1);
+    let (pass, whole) = if n == 1 { thread_peak_during(device, f) } else { (f(), None) };
     let seconds = (!cube_device(device)).then(|| start.elapsed().as_secs_f64() / n as f64);
-    Measured { schedule, runs, pass, peak_bytes: peak.map(|b| (b / n) as u64), seconds }
+    let peak_bytes = if !metered(device) {
+        vec![None; runs.len()]
+    } else if n == 1 {
+        vec![whole.map(|b| b as u64)]
+    } else {
+        let mut by_shape: Vec<(usize, Option<u64>)> = Vec::new();
+        (0..runs.len())
+            .map(|row| {
+                let shape = row_shape(&schedule, row);
+                if let Some(&(_, b)) = by_shape.iter().find(|(s, _)| *s == shape) {
+                    return b;
+                }
+                let b = alone(row).map(|b| b as u64);
+                by_shape.push((shape, b));
+                b
+            })
+            .collect()
+    };
+    Measured { schedule, runs, pass, peak_bytes, seconds }
+}
+
+/// What a row's pass allocates depends on: the idea's interval of that run (other schedules
+/// are one shape for every row).
+fn row_shape(schedule: &Schedule, row: usize) -> usize {
+    match schedule {
+        Schedule::Idea { ks } => ks[row],
+        _ => 0,
+    }
+}
+
+/// The peak heap bytes of `pass` on run `run` of the population alone: its parameters and
+/// batch rows are taken before the measurement starts.
+pub fn peak_alone(
+    params: &[Tensor<3>],
+    batch: &Batch,
+    run: usize,
+    pass: impl FnOnce(&[Tensor<3>], &Batch) -> Pass,
+) -> Option<usize> {
+    let p: Vec<Tensor<3>> = params.iter().map(|t| rows(t, &[run])).collect();
+    let b = batch.rows(&[run]);
+    thread_peak_during(&params[0].device(), || pass(&p, &b)).1
 }
 
 /// Run `schedule` on the runs `runs` of the population and measure it.
@@ -53,7 +101,8 @@ fn run_on(
 ) -> Measured {
     let p: Vec<Tensor<3>> = params.iter().map(|t| rows(t, &runs)).collect();
     let b = batch.rows(&runs);
-    measure(schedule.clone(), runs, &params[0].device(), || schedule.run(model, &p, &b, iters))
+    let one = |row: usize| peak_alone(params, batch, runs[row], |p, b| schedule.run(model, p, b, iters));
+    measure(schedule.clone(), runs.clone(), &params[0].device(), || schedule.run(model, &p, &b, iters), one)
 }
 
 /// The exact schedules a frontier probe runs besides dense BPTT: the grid on every run, and
@@ -112,7 +161,7 @@ pub fn point(m: &Measured, run: usize, cos: Option<f64>, rel_err: Option<f64>) -
         vjp_steps: c.vjp_steps,
         grad_cos: cos,
         grad_rel_err: rel_err,
-        peak_bytes: m.peak_bytes,
+        peak_bytes: m.peak_bytes[row],
         seconds: m.seconds,
     })
 }

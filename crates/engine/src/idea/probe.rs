@@ -1,7 +1,7 @@
 //! The reversal probe (spec §5): how well the trained cell can rebuild h_{t-1} from h_t,
 //! the interval it implies, and what checkpointing at that interval does to the gradient.
 
-use super::frontier::{Measured, exact_passes, measure, point};
+use super::frontier::{Measured, exact_passes, measure, peak_alone, point};
 use crate::batch::{Batch, rows};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
@@ -118,11 +118,18 @@ pub async fn probe(
             continue;
         }
         let mut defect = None;
-        passes.push(measure(Schedule::Reversal { k }, all.clone(), &device, || {
+        let alone = |run: usize| {
+            let truth: Vec<Tensor<3>> = hs.iter().map(|h| rows(h, &[run])).collect();
+            peak_alone(params, batch, run, |p, b| {
+                chained_defect(model, p, b, (k, s.reversal_iters), &truth, true).0.expect("a pass with its gradient")
+            })
+        };
+        let f = || {
             let (pass, d) = chained_defect(model, params, batch, (k, s.reversal_iters), &hs, true);
             defect = Some(d);
             pass.expect("a pass with its gradient")
-        }));
+        };
+        passes.push(measure(Schedule::Reversal { k }, all.clone(), &device, f, alone));
         cols.push(defect.expect("measured"));
     }
     drop(hs);
@@ -155,16 +162,30 @@ pub async fn probe(
     }
 
     // Gradient fidelity on the probe batch: the idea's pass at the chosen k (and reversal at
-    // k_max, above) against dense BPTT. Measured memory (spec §5 counts it; issue 9 measures
-    // it): each pass's peak heap bytes on this thread, natively on the CPU, split evenly over
-    // the runs of the population it ran on.
+    // k_max, above) against dense BPTT. Measured memory (spec §5 counts it and measures it):
+    // each run's pass alone, its peak heap bytes on this thread, natively on the CPU.
     let iters = s.reversal_iters;
-    let dense = measure(Schedule::Dense, all.clone(), &device, || Schedule::Dense.run(model, params, batch, iters));
+    let dense = measure(
+        Schedule::Dense,
+        all.clone(),
+        &device,
+        || Schedule::Dense.run(model, params, batch, iters),
+        |run| peak_alone(params, batch, run, |p, b| Schedule::Dense.run(model, p, b, iters)),
+    );
     let idea = Schedule::Idea { ks: chosen.clone() };
-    let idea = measure(idea.clone(), all.clone(), &device, || idea.run(model, params, batch, iters));
-    for rec in records.iter_mut() {
-        rec.peak_bytes_dense = dense.peak_bytes;
-        rec.peak_bytes_checkpointed = idea.peak_bytes;
+    let idea = measure(
+        idea.clone(),
+        all.clone(),
+        &device,
+        || idea.run(model, params, batch, iters),
+        |run| {
+            let one = Schedule::Idea { ks: vec![chosen[run]] };
+            peak_alone(params, batch, run, |p, b| one.run(model, p, b, iters))
+        },
+    );
+    for (run, rec) in records.iter_mut().enumerate() {
+        rec.peak_bytes_dense = dense.peak_bytes[run];
+        rec.peak_bytes_checkpointed = idea.peak_bytes[run];
     }
     passes.insert(0, idea);
     if s.frontier {
