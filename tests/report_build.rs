@@ -139,9 +139,27 @@ fn runs_of_several_backends_are_reported() {
     let w = r.warnings.as_ref().unwrap();
     assert!(w.iter().any(|w| w.contains("several backends: cpu-flex 4, webgpu 4")), "{w:?}");
     valid(&r);
-    // One backend: no warning.
+    // One backend: no such warning.
     let r = build(&cfg(1), bench_runs(&SWEEP, 0.01, &[Some(0.1)], &[Some(0.1)]), Some(environment()));
-    assert!(r.warnings.as_ref().unwrap().is_empty());
+    assert!(!r.warnings.as_ref().unwrap().iter().any(|w| w.contains("several backends")));
+}
+
+#[test]
+fn a_best_lr_at_the_grids_edge_is_a_warning_that_validate_rebuilds() {
+    // bench_runs(sweep, best lr, ..): both arms' best lr is 0.01, the grid's largest.
+    let runs = consistent(&cfg(1), bench_runs(&SWEEP, 0.01, &[Some(0.1)], &[Some(0.1)]));
+    let r = build(&cfg(1), runs, Some(environment()));
+    let w = r.warnings.as_ref().unwrap();
+    for arm in ["baseline", "idea"] {
+        let want = format!("the {arm} arm's best lr 0.01 is the largest of the lr grid (0.003, 0.01)");
+        assert!(w.iter().any(|w| w.starts_with(&want) && w.ends_with("extend the lr grid above 0.01")), "{w:?}");
+    }
+    valid(&r);
+    // Dropped from the file, validate names it.
+    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    v["warnings"] = serde_json::json!([]);
+    let problems = validate_json(&v.to_string()).unwrap_err();
+    assert!(problems.iter().any(|p| p.path == "warnings"), "{problems:?}");
 }
 
 #[test]

@@ -62,6 +62,13 @@ pub fn render(s: &StudyReport) -> String {
                 format!("not confirmed ({})", r.mechanism_failed.join(", "))
             }
         );
+        if !r.lr_at_grid_edge.is_empty() {
+            let _ = writeln!(
+                out,
+                "  best lr at the lr grid's edge: {} (a better lr may lie beyond it)",
+                r.lr_at_grid_edge.join(", ")
+            );
+        }
     }
     let _ = writeln!(out, "conditions over pooled probes:");
     conditions(&mut out, &s.pooled);

@@ -67,6 +67,9 @@ test('Study mode: estimate, cancel, resume; twelve tiny benches on every track, 
   const written = await page.evaluate((t) => import('/www/format.js')
     .then((f) => t.map((r) => [f.num(r.baseline_metric), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
   assert(same(cells.map((r) => [r[10], r[7], r[12]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
+  // A best lr at the grid's edge is named per bench (a grid of one lr chooses nothing: none).
+  const edges = study.table.map((r) => r.lr_at_grid_edge.join(', ') || '\u2013');
+  assert(same(cells.map((r) => r[14]), edges), `lr edges ${JSON.stringify(cells.map((r) => r[14]))} vs ${JSON.stringify(edges)}`);
   const ink = await page.$eval('#study-chart', (c) => {
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     let n = 0;

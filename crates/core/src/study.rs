@@ -101,6 +101,10 @@ pub struct StudyRow {
     pub mechanism_confirmed: bool,
     /// Letters of the conditions that failed in the bench alone.
     pub mechanism_failed: Vec<String>,
+    /// Each arm whose best lr is an end of the lr grid: "baseline 0.03 (largest)" (the
+    /// bench report warns of it).
+    #[serde(default)]
+    pub lr_at_grid_edge: Vec<String>,
 }
 
 /// The conditions judged over a set of pooled probes.
@@ -228,7 +232,25 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         verdict: r.comparison.verdict,
         mechanism_confirmed: r.mechanism_signature.confirmed,
         mechanism_failed: r.mechanism.as_ref().map(|m| m.failed.clone()).unwrap_or_default(),
+        lr_at_grid_edge: lr_edges(r, cfg),
     }
+}
+
+/// The arms whose best lr is an end of the grid, as the bench report's warnings find them.
+fn lr_edges(r: &Report, cfg: &BenchConfig) -> Vec<String> {
+    use crate::report::sweep::{GridEdge, lr_at_edge, sweep_means};
+    let runs = r.runs.as_deref().unwrap_or_default();
+    [(Arm::Baseline, r.baseline.best_cfg.lr), (Arm::Idea, r.idea.best_cfg.lr)]
+        .into_iter()
+        .filter_map(|(arm, best)| {
+            let edge = lr_at_edge(&sweep_means(&cfg.lrs, runs, arm), best)?;
+            let end = match edge {
+                GridEdge::Smallest => "smallest",
+                GridEdge::Largest => "largest",
+            };
+            Some(format!("{} {best} ({end})", arm.as_str()))
+        })
+        .collect()
 }
 
 fn pooled(scope: &str, benches: &[(&Report, &BenchConfig)], tau: f64) -> PooledMechanism {

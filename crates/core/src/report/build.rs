@@ -1,7 +1,7 @@
 //! The report from finished runs (spec §4.5–4.9, §5, §6). A pure function of the config
 //! and the runs, without burn, so every rule here is testable on hand-made runs.
 
-use super::sweep::{best_lr, sweep_means};
+use super::sweep::{best_lr, lr_at_edge, sweep_means};
 use super::*;
 use crate::context::BenchContext;
 use crate::mechanism;
@@ -168,7 +168,12 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
     };
 
     let backends = run_backends(&runs);
-    let warnings = warnings(&runs, &pairs, &backends);
+    let mut warnings = warnings(&runs, &pairs, &backends);
+    for (arm, (means, &lr)) in [Arm::Baseline, Arm::Idea].iter().zip([&base_sweep, &idea_sweep].iter().zip(&best)) {
+        if let Some(edge) = lr_at_edge(means, lr) {
+            warnings.push(edge.warning(arm.as_str(), lr, &cfg.lrs));
+        }
+    }
     let environment = environment.map(|e| Environment { run_backends: backends, ..e });
     let statistics = Statistics {
         p_value_method: p_method,
