@@ -118,3 +118,40 @@ test('the report figures are built from the charts registry, as the page had the
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();
 });
+
+test('dark mode: no chart is a white box (they are shown inverted, hues kept) at 1280 and 390 px wide', async () => {
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    const page = await openPage(browser(), '', { width, height });
+    await loadReport(page, 'quick_report.json', QUICK_TEXT);
+    await page.waitForTimeout(400);
+    // The share of near-white pixels in each chart as shown (CSS filter included): the
+    // screenshot's pixels, read back through an image in the page.
+    const bright = async () => {
+      const out = {};
+      for (const id of await page.$$eval('canvas.chart', (cs) => cs.filter((c) => c.offsetWidth).map((c) => c.id))) {
+        const png = (await page.locator(`#${id}`).screenshot()).toString('base64');
+        out[id] = await page.evaluate(async (src) => {
+          const img = new Image();
+          img.src = `data:image/png;base64,${src}`;
+          await img.decode();
+          const c = new OffscreenCanvas(img.width, img.height);
+          const g = c.getContext('2d');
+          g.drawImage(img, 0, 0);
+          const d = g.getImageData(0, 0, img.width, img.height).data;
+          let n = 0;
+          for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] > 690) n++;
+          return n / (d.length / 4);
+        }, png);
+      }
+      return out;
+    };
+    const light = await bright();
+    assert(Object.keys(light).length >= 4 && Object.values(light).every((f) => f > 0.5), `light charts ${JSON.stringify(light)}`);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await bright();
+    assert(Object.values(dark).every((f) => f < 0.02), `white in dark mode at ${width} px: ${JSON.stringify(dark)}`);
+    if (width === 1280) await page.locator('#charts').screenshot({ path: join(ARTIFACTS, 'charts-dark.png') });
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+    await page.close();
+  }
+});

@@ -1,7 +1,7 @@
 // The page's screenshots for docs/page/ (README and docs/PAGE.md show them): the verdict
 // card, the compare view and each chart, at 1280x900 (desktop) and 390x844 (phone), from
-// the seed report and crates/page/tests/fixtures/quick_report.json, and a tiny bench
-// running on the phone. Needs www/pkg built.
+// the seed report and crates/page/tests/fixtures/quick_report.json, a tiny bench running on
+// the phone, and the Long sequences preset with a length refused for memory. Needs www/pkg built.
 // node tests/browser/screenshots.mjs   (served and driven by the tests' harness)
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,6 +36,17 @@ for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]
     await page.click('#confirm-cancel');
     await page.fill('#epochs', '15');
   }
+  // Long sequences: the preset's length and memory estimate by the track, then a config that
+  // will not fit a worker, refused on the length with the longest T that fits.
+  await page.locator('#presets button', { hasText: 'Long sequences' }).click();
+  await page.locator('#seq_len').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(OUT, `${tag}-long.png`) });
+  await page.fill('#hidden_size', '512');
+  await page.fill('#seq_len', '20000');
+  await page.waitForFunction(() => document.getElementById('run-reason').textContent.includes('largest T'));
+  await page.locator('#seq_len').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(OUT, `${tag}-long-refused.png`) });
+  await page.click('#preset-seed');
   await load(page, 'quick_report.json', QUICK_TEXT);
   if (tag === 'phone') {
     // A real tiny bench: after Run the progress comes into view, with a Cancel beside it.

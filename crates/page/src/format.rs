@@ -134,9 +134,12 @@ pub fn duration(seconds: impl Into<Option<f64>>) -> String {
 // Tick labels follow the value rule, with as many decimals as the axis needs to keep
 // neighbouring ticks apart.
 
-/// A tick label: a value ([`num`]).
+/// A tick label: a value ([`num`]) of the tick's nice value. An axis places a tick at a value
+/// a rounding error off it (10000.000000001, 0.7000000000001), which [`num`] would write with
+/// the zeros that say "not exactly" ("1.000e4", "0.7000"); a tick is at the round value.
 pub fn tick(v: f64) -> String {
-    num(v)
+    let round: f64 = if v.is_finite() { format!("{v:.3e}").parse().unwrap_or(v) } else { v };
+    num(round)
 }
 
 /// Tick labels for a linear axis spanning `lo..hi`: as many digits as the span needs, so
@@ -191,6 +194,16 @@ mod tests {
         for &(v, want) in cases {
             assert_eq!(f(v), want, "{v:e}");
         }
+    }
+
+    #[test]
+    fn ticks_read_as_their_round_value() {
+        check(tick, &[(10000.000000001, "1e4"), (0.7000000000001, "0.7"), (0.6999999999999, "0.7"), (2e-7, "2e-7")]);
+        let log = log_ticks(3.0, 12000.0);
+        assert_eq!(log(&10000.000000001), "1e4");
+        assert_eq!(log(&5000.0000001), "5000");
+        let narrow = log_ticks(0.5, 1.1);
+        assert_eq!(narrow(&0.7000000000001), "0.7");
     }
 
     #[test]
