@@ -180,10 +180,12 @@ impl clap::Args for ScaleArgs {
     fn augment_args(cmd: ClapCommand) -> ClapCommand {
         let out_help = "Where to write the scale report (each bench report is embedded).";
         augment_run_with(cmd, "scale_report.json", out_help, &SCALE_DEFAULTS)
+            // Refused: a scale study sets T per bench (--seq-lens).
+            .mut_arg("seq_len", |a| a.hide(true))
             .arg(Arg::new("seq_lens").long("seq-lens").value_name("T,T,..").default_value(SCALE_SEQ_LENS).help(
                 "The sequence lengths, comma-separated (0 is the track's default). The defaults (this, the \
                          adding problem, both models, 4 seeds, 1 sweep seed, lr 0.01, 3 epochs) take about ten \
-                         minutes on 2 cores.",
+                         minutes on 2 cores by the CLI's own estimate.",
             ))
             .arg(
                 Arg::new("chart")
