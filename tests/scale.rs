@@ -283,6 +283,9 @@ fn bad_lengths_and_flags_are_refused_by_name_before_any_work() {
         &["--model", "rnn_small,rnn_small", "--seq-lens", "20"],
         "invalid value for --model: rnn_small is given twice",
     );
+    let (code, _, err) = rdbench(&["scale", "--seq-lens", "20", "--out", s(&out), "--from-reports", s(&out)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--seq-lens does not go with --from-reports"), "{err}");
     let missing = dir.join("no/such/dir/scale.json");
     let mut args = vec!["scale", "--quiet", "--seq-lens", "20", "--out", s(&missing)];
     args.extend(TINY);

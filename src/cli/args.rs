@@ -144,8 +144,9 @@ pub const SCALE_SEQ_LENS: &str = "100,1000,10000";
 pub struct ScaleArgs {
     /// The knob flags given on the command line, backend, threads, out (the scale report), quiet.
     pub run: RunArgs,
-    /// The lengths, comma-separated, as given.
+    /// The lengths, comma-separated, as given (or the default), and whether given.
     pub seq_lens: String,
+    pub seq_lens_given: bool,
     pub chart: PathBuf,
     /// Bench reports to build the scale study from instead of running the benches.
     pub from_reports: Vec<PathBuf>,
@@ -165,6 +166,7 @@ impl clap::FromArgMatches for ScaleArgs {
         Ok(ScaleArgs {
             run: RunArgs::from_arg_matches(m)?,
             seq_lens: m.get_one::<String>("seq_lens").cloned().unwrap_or_default(),
+            seq_lens_given: m.value_source("seq_lens") == Some(ValueSource::CommandLine),
             chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
             from_reports: paths(m, "from_reports"),
         })

@@ -16,6 +16,11 @@ use std::path::Path;
 pub fn scale(args: &ScaleArgs) -> Result<(), Failure> {
     let run = &args.run;
     if !args.from_reports.is_empty() {
+        if args.seq_lens_given {
+            return Err("--seq-lens does not go with --from-reports: the reports carry their lengths"
+                .to_string()
+                .into());
+        }
         let texts = from_reports(run, &args.from_reports)?;
         let outputs = Outputs::create(args)?;
         return write(args, &build_scale(&texts)?, outputs, None);
