@@ -66,8 +66,9 @@ fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
     for r in &study.table {
         let (metric, direction) =
             if r.track == "mnist1d" { ("test accuracy", "higher is better") } else { ("test MSE", "lower is better") };
-        assert_eq!((r.metric.as_str(), r.metric_direction.as_str()), (metric, direction), "{}", r.track);
-        let acc = r.baseline_metric.unwrap();
+        let o = &r.outcome;
+        assert_eq!((o.metric.as_str(), o.metric_direction.as_str()), (metric, direction), "{}", r.track);
+        let acc = o.baseline_metric.unwrap();
         assert!(r.track != "mnist1d" || (0.0..=1.0).contains(&acc), "an accuracy: {acc}");
     }
 

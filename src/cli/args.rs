@@ -84,7 +84,7 @@ impl clap::FromArgMatches for StudyArgs {
             run: RunArgs::from_arg_matches(m)?,
             chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
             frontier_chart: m.get_one::<PathBuf>("frontier_chart").cloned().unwrap_or_default(),
-            from_reports: m.get_many::<PathBuf>("from_reports").map(|v| v.cloned().collect()).unwrap_or_default(),
+            from_reports: paths(m, "from_reports"),
         })
     }
 
@@ -111,22 +111,115 @@ impl clap::Args for StudyArgs {
                     .default_value("study_frontier.svg")
                     .help("Where to write each model's frontier side by side (SVG)."),
             )
-            .arg(
-                Arg::new("from_reports")
-                    .long("from-reports")
-                    .value_name("REPORT")
-                    .num_args(1..)
-                    .value_parser(clap::value_parser!(PathBuf))
-                    .help(
-                        "Build the study from these bench reports (e.g. runs made separately with `rdbench run`) \
-                     instead of running the benches; they must share one config but for track, model and policy.",
-                    ),
-            )
+            .arg(from_reports_arg(
+                "Build the study from these bench reports (e.g. runs made separately with `rdbench run`) instead of \
+                 running the benches; they must share one config but for track, model and policy.",
+            ))
     }
 
     fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
         Self::augment_args(cmd)
     }
+}
+
+/// The scale study's defaults where they are not the knob table's: the adding problem (the
+/// long-memory track), both models, and a protocol small enough that the default lengths
+/// (`SCALE_SEQ_LENS`) take about ten minutes on 2 cores (the CLI's own estimate: 9.5 min).
+pub const SCALE_DEFAULTS: [(&str, &str); 6] = [
+    ("track", "adding"),
+    ("model", "rnn_small,rev_ode_small"),
+    ("n_seeds", "4"),
+    ("n_sweep_seeds", "1"),
+    ("lrs", "0.01"),
+    ("epochs", "3"),
+];
+
+/// The scale study's default lengths.
+pub const SCALE_SEQ_LENS: &str = "100,1000,10000";
+
+/// Flags of `scale`: those of `run` (`--track` and `--model` may list several,
+/// comma-separated; `--seq-len` is replaced by `--seq-lens`) plus `--chart` and
+/// `--from-reports`.
+#[derive(Debug)]
+pub struct ScaleArgs {
+    /// The knob flags given on the command line, backend, threads, out (the scale report), quiet.
+    pub run: RunArgs,
+    /// The lengths, comma-separated, as given (or the default), and whether given.
+    pub seq_lens: String,
+    pub seq_lens_given: bool,
+    pub chart: PathBuf,
+    /// Bench reports to build the scale study from instead of running the benches.
+    pub from_reports: Vec<PathBuf>,
+}
+
+impl ScaleArgs {
+    /// The knob texts with the scale study's defaults for those not given.
+    pub fn texts(&self) -> Vec<(String, String)> {
+        let given = |k: &str| self.run.texts.iter().any(|(g, _)| g == k);
+        let defaults = SCALE_DEFAULTS.iter().filter(|(k, _)| !given(k)).map(|(k, v)| (k.to_string(), v.to_string()));
+        self.run.texts.iter().cloned().chain(defaults).collect()
+    }
+}
+
+impl clap::FromArgMatches for ScaleArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(ScaleArgs {
+            run: RunArgs::from_arg_matches(m)?,
+            seq_lens: m.get_one::<String>("seq_lens").cloned().unwrap_or_default(),
+            seq_lens_given: m.value_source("seq_lens") == Some(ValueSource::CommandLine),
+            chart: m.get_one::<PathBuf>("chart").cloned().unwrap_or_default(),
+            from_reports: paths(m, "from_reports"),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for ScaleArgs {
+    fn augment_args(cmd: ClapCommand) -> ClapCommand {
+        let out_help = "Where to write the scale report (each bench report is embedded).";
+        augment_run_with(cmd, "scale_report.json", out_help, &SCALE_DEFAULTS)
+            // Refused: a scale study sets T per bench (--seq-lens).
+            .mut_arg("seq_len", |a| a.hide(true))
+            .arg(Arg::new("seq_lens").long("seq-lens").value_name("T,T,..").default_value(SCALE_SEQ_LENS).help(
+                "The sequence lengths, comma-separated (0 is the track's default). The defaults (this, the \
+                         adding problem, both models, 4 seeds, 1 sweep seed, lr 0.01, 3 epochs) take about ten \
+                         minutes on 2 cores by the CLI's own estimate.",
+            ))
+            .arg(
+                Arg::new("chart")
+                    .long("chart")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .default_value("scale_chart.svg")
+                    .help("Where to write the charts against T (SVG)."),
+            )
+            .arg(from_reports_arg(
+                "Build the scale study from these bench reports (e.g. a plan's --seq-len grid merged) instead of \
+                 running the benches; they must share one config but for track, model and sequence length.",
+            ))
+    }
+
+    fn augment_args_for_update(cmd: ClapCommand) -> ClapCommand {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `--from-reports REPORT..`.
+fn from_reports_arg(help: &'static str) -> Arg {
+    Arg::new("from_reports")
+        .long("from-reports")
+        .value_name("REPORT")
+        .num_args(1..)
+        .value_parser(clap::value_parser!(PathBuf))
+        .help(help)
+}
+
+/// The paths given to `id` (none when not given).
+fn paths(m: &ArgMatches, id: &str) -> Vec<PathBuf> {
+    m.get_many::<PathBuf>(id).map(|v| v.cloned().collect()).unwrap_or_default()
 }
 
 /// Most threads a phase's runs are split over (`run`, `study` and `perf` alike).
@@ -139,7 +232,17 @@ pub fn threads_arg() -> Arg {
 
 /// The knob flags plus backend, threads, out and quiet.
 fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
-    augment_knobs(cmd, out_default, out_help)
+    augment_run_with(cmd, out_default, out_help, &[])
+}
+
+/// [`augment_run`] with some knobs' defaults replaced (`(key, default)`).
+fn augment_run_with(
+    cmd: ClapCommand,
+    out_default: &'static str,
+    out_help: &'static str,
+    defaults: &[(&'static str, &'static str)],
+) -> ClapCommand {
+    augment_knobs(cmd, out_default, out_help, defaults)
         .arg(
             threads_arg()
                 .help("Threads to split each phase's runs over (default: one per core; the report is the same)."),
@@ -147,16 +250,22 @@ fn augment_run(cmd: ClapCommand, out_default: &'static str, out_help: &'static s
         .arg(Arg::new("quiet").long("quiet").action(ArgAction::SetTrue).help("No progress bar."))
 }
 
-/// The knob flags plus backend and out.
-fn augment_knobs(cmd: ClapCommand, out_default: &'static str, out_help: &'static str) -> ClapCommand {
+/// The knob flags (a knob's default replaced where `defaults` names it) plus backend and out.
+fn augment_knobs(
+    cmd: ClapCommand,
+    out_default: &'static str,
+    out_help: &'static str,
+    defaults: &[(&'static str, &'static str)],
+) -> ClapCommand {
     {
         let cmd = KNOBS.iter().fold(cmd, |cmd, k| {
+            let default = defaults.iter().find(|(key, _)| *key == k.key).map_or(k.default, |d| d.1);
             cmd.arg(
                 Arg::new(k.key)
                     .long(k.flag.trim_start_matches("--"))
                     .value_name(k.key)
                     .help(knob_help(k))
-                    .default_value(k.default)
+                    .default_value(default)
                     // `--tau -inf` is a value, which the knob's parser then names as out of range.
                     .allow_hyphen_values(true),
             )
@@ -209,7 +318,7 @@ impl clap::FromArgMatches for PlanArgs {
 
 impl clap::Args for PlanArgs {
     fn augment_args(cmd: ClapCommand) -> ClapCommand {
-        augment_knobs(cmd, "plan.json", "Where to write the plan.").arg(
+        augment_knobs(cmd, "plan.json", "Where to write the plan.", &[]).arg(
             Arg::new("study")
                 .long("study")
                 .action(ArgAction::SetTrue)

@@ -1,4 +1,5 @@
 //! The native command line: `run` the bench, `study` it on every track, model and policy,
+//! `scale` it over sequence lengths,
 //! `validate` a report, export a track's `dataset`, `perf` (time the engine); `plan`, `work`
 //! and `merge` split a bench or study over many machines.
 
@@ -11,13 +12,14 @@ mod plan;
 mod progress;
 mod rerun;
 mod run;
+mod scale;
 mod signal;
 pub mod stdout;
 mod study;
 mod validate;
 mod work;
 
-use args::{PlanArgs, RunArgs, StudyArgs};
+use args::{PlanArgs, RunArgs, ScaleArgs, StudyArgs};
 use clap::{Parser, Subcommand};
 
 /// Reversal-defect adaptive checkpointing bench.
@@ -38,6 +40,11 @@ enum Command {
     /// and its chart.
     #[command(allow_negative_numbers = true)]
     Study(Box<StudyArgs>),
+    /// Run the scaling study: the bench at several sequence lengths (--seq-lens) for each
+    /// track and model (--track and --model take comma-separated lists), writing
+    /// scale_report.json and its charts against T.
+    #[command(allow_negative_numbers = true)]
+    Scale(Box<ScaleArgs>),
     /// Plan a bench (or with --study a study) for many machines: write its sweep runs to a
     /// plan file (same flags as `run` or `study`) for `work` and `merge`.
     #[command(allow_negative_numbers = true)]
@@ -91,6 +98,7 @@ pub fn main_with(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => exit_code(run::run(&args)),
         Command::Study(args) => exit_code(study::study(&args)),
+        Command::Scale(args) => exit_code(scale::scale(&args)),
         Command::Plan(args) => exit_code(plan::plan(&args)),
         Command::Work(args) => exit_code(work::work(&args)),
         Command::Merge(args) => exit_code(merge::merge(&args)),

@@ -14,37 +14,64 @@ use rdbench_core::config::BenchConfig;
 use rdbench_core::records::RunRecord;
 use rdbench_core::report::Report;
 use rdbench_core::study::StudyReport;
-use std::path::Path;
+use rdbench_engine::backend::Backend;
+use std::path::{Path, PathBuf};
 
 pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     use rdbench_core::study::{bench_name, build_study};
     let run = &args.run;
     refuse_model_and_policy(run)?;
     if !args.from_reports.is_empty() {
-        if let Some((k, _)) = run.texts.first() {
-            let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
-            return Err(format!("{flag} does not go with --from-reports: the reports carry their configs").into());
-        }
-        let texts = args
-            .from_reports
-            .iter()
-            .map(|p| {
-                let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-                valid_bench(&text, &p.display().to_string())?;
-                Ok(text)
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let texts = from_reports(run, &args.from_reports)?;
         let outputs = Outputs::create(args)?;
         return write(args, &build_study(&texts)?, outputs, None);
     }
     let cfgs = configs(run)?;
-    let base = &cfgs[0];
     let backend = run.backend()?;
-    // Every bench of the study must fit before the first starts.
-    for cfg in &cfgs {
-        super::memory::check(cfg, backend.threads.max(1)).map_err(|e| format!("{}: {e}", bench_name(cfg)))?;
-    }
+    fits(&cfgs, &backend, bench_name)?;
     let outputs = Outputs::create(args)?;
+    let (texts, runs_path, benches_path) = run_benches(&cfgs, run, &backend, bench_name)?;
+    let study = build_study(&texts)?;
+    write(args, &study, outputs, Some((&runs_path, &benches_path)))
+}
+
+/// The texts of the bench reports at `paths`, each valid; no knob flag may come with them
+/// (the reports carry their configs).
+pub(super) fn from_reports(run: &RunArgs, paths: &[PathBuf]) -> Result<Vec<String>, Failure> {
+    if let Some((k, _)) = run.texts.first() {
+        let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
+        return Err(format!("{flag} does not go with --from-reports: the reports carry their configs").into());
+    }
+    let texts = paths
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            valid_bench(&text, &p.display().to_string())?;
+            Ok(text)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(texts)
+}
+
+/// Every bench must fit in memory before the first starts.
+pub(super) fn fits(cfgs: &[BenchConfig], backend: &Backend, name: fn(&BenchConfig) -> String) -> Result<(), Failure> {
+    for cfg in cfgs {
+        super::memory::check(cfg, backend.threads.max(1)).map_err(|e| format!("{}: {e}", name(cfg)))?;
+    }
+    Ok(())
+}
+
+/// Run the benches of `cfgs` one after another on `backend`, journaling every finished run
+/// and every finished bench beside `run.out`, and taking whole the benches a journal
+/// already holds (same config, backend and build, and valid). Returns the bench reports'
+/// texts in `cfgs`' order and the two journals (runs, benches), which the caller removes
+/// once its report is written.
+pub(super) fn run_benches(
+    cfgs: &[BenchConfig],
+    run: &RunArgs,
+    backend: &Backend,
+    name: fn(&BenchConfig) -> String,
+) -> Result<(Vec<String>, PathBuf, PathBuf), Failure> {
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
     let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
     let prior_benches: Vec<Report> = journal::read(&benches_path)?;
@@ -68,11 +95,11 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let mut runs_journal = Journal::open(&runs_path)?;
     let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
-    warn_unreachable_alpha(base);
+    warn_unreachable_alpha(&cfgs[0]);
 
     let mut texts = Vec::with_capacity(cfgs.len());
     for (i, cfg) in cfgs.iter().enumerate() {
-        let label = format!("bench {}/{} {}", i + 1, cfgs.len(), bench_name(cfg));
+        let label = format!("bench {}/{} {}", i + 1, cfgs.len(), name(cfg));
         // A bench finished before an interruption is taken whole: same config, same backend.
         let finished = prior_benches.iter().find(|r| {
             r.config.as_ref() == Some(cfg) && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
@@ -84,7 +111,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
             }
             None => {
                 let prefix = format!("{label} | ");
-                let r = bench(cfg, run, &backend, &mut runs_journal, &prior_runs, &prefix).inspect_err(|_| {
+                let r = bench(cfg, run, backend, &mut runs_journal, &prior_runs, &prefix).inspect_err(|_| {
                     if i > 0 {
                         let (n, path) = (if i == 1 { "bench is" } else { "benches are" }, benches_path.display());
                         eprintln!("the {i} finished {n} kept in {path}");
@@ -105,8 +132,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         );
         texts.push(report.to_json());
     }
-    let study = build_study(&texts)?;
-    write(args, &study, outputs, Some((&runs_path, &benches_path)))
+    Ok((texts, runs_path, benches_path))
 }
 
 /// A bench report a study takes must validate: refused with validate's problems, named by
@@ -155,6 +181,28 @@ impl Outputs {
     }
 }
 
+/// Write each file whole, in order (a failure says where the finished benches are kept),
+/// then remove the journals (`runs`, `benches`).
+pub(super) fn commit<const N: usize>(
+    files: [(AtomicFile, Vec<u8>); N],
+    journals: Option<(&Path, &Path)>,
+) -> Result<(), Failure> {
+    let kept = |e: String| match journals {
+        Some((_, benches)) => {
+            format!("{e}; the finished benches are kept in {}: the same command resumes", benches.display())
+        }
+        None => e,
+    };
+    for (file, bytes) in files {
+        file.commit(&bytes).map_err(kept)?;
+    }
+    if let Some((runs, benches)) = journals {
+        journal::remove(runs)?;
+        journal::remove(benches)?;
+    }
+    Ok(())
+}
+
 /// Draw the charts, write the three files whole, remove the journals (`runs`, `benches`)
 /// once they are, and print the summary.
 pub(super) fn write(
@@ -178,19 +226,12 @@ pub(super) fn write(
         rdbench_page::frontier::draw_frontiers(&root, &study.frontier, false, rdbench_page::style::Scale(1.0))?;
         root.present().map_err(|e| format!("cannot draw the frontier chart: {e:?}"))?;
     }
-    let kept = |e: String| match journals {
-        Some((_, benches)) => {
-            format!("{e}; the finished benches are kept in {}: the same command resumes", benches.display())
-        }
-        None => e,
-    };
-    outputs.chart.commit(svg.as_bytes()).map_err(kept)?;
-    outputs.frontier_chart.commit(frontier_svg.as_bytes()).map_err(kept)?;
-    outputs.report.commit((study.to_json() + "\n").as_bytes()).map_err(kept)?;
-    if let Some((runs, benches)) = journals {
-        journal::remove(runs)?;
-        journal::remove(benches)?;
-    }
+    let files = [
+        (outputs.chart, svg.into_bytes()),
+        (outputs.frontier_chart, frontier_svg.into_bytes()),
+        (outputs.report, (study.to_json() + "\n").into_bytes()),
+    ];
+    commit(files, journals)?;
     crate::out!("{}", crate::summary::study::render(study));
     let run = &args.run;
     outln!(

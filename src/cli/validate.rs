@@ -4,14 +4,16 @@
 
 use super::Failure;
 use crate::outln;
-use rdbench_core::report::{MAX_REPORT_BYTES, is_study, validate_json, validate_study_json};
+use rdbench_core::report::{
+    MAX_REPORT_BYTES, is_scale, is_study, validate_json, validate_scale_json, validate_study_json,
+};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Flags of `validate`.
 #[derive(clap::Args, Debug)]
 pub struct ValidateArgs {
-    /// Report to check (bench_report.json or study_report.json).
+    /// Report to check (bench_report.json, study_report.json or scale_report.json).
     pub file: PathBuf,
     /// Train runs of the report again and compare them with it (bit for bit on a CPU
     /// backend): N runs drawn at random per bench report, `all`, or runs named
@@ -68,8 +70,12 @@ pub fn validate(args: &ValidateArgs) -> i32 {
         }
     };
     let value = serde_json::from_str::<serde_json::Value>(&text).ok();
-    let study = value.as_ref().is_some_and(is_study);
-    let result = if study {
+    // A study's or a scale study's bench reports are embedded under `reports`.
+    let scale = value.as_ref().is_some_and(is_scale);
+    let study = scale || value.as_ref().is_some_and(is_study);
+    let result = if scale {
+        validate_scale_json(&text).map(|s| format!("valid scale_report.json ({} bench reports)", s.reports.len()))
+    } else if study {
         validate_study_json(&text).map(|s| format!("valid study_report.json ({} bench reports)", s.reports.len()))
     } else {
         validate_json(&text).map(|r| {

@@ -1,11 +1,18 @@
 //! The frontier as text (issue 17): one row per schedule and parameter, then the verdict on
 //! dominance. The bench summary and the study summary print it.
 
-use rdbench_core::frontier::Frontier;
+use rdbench_core::frontier::{Frontier, PointMean};
 use std::fmt::Write;
 
 /// The frontier table of `f`, each line indented by `indent`.
 pub fn table(f: &Frontier, indent: &str) -> String {
+    let mut s = points(&f.points, indent);
+    let _ = writeln!(s, "{indent}{}", f.dominated.conclusion);
+    s
+}
+
+/// A row per point, under a header, each line indented by `indent`.
+pub fn points(points: &[PointMean], indent: &str) -> String {
     let mut s = String::new();
     let opt = |v: Option<f64>, p: usize| v.map_or("n/a".to_string(), |v| format!("{v:.p$}"));
     let _ = writeln!(
@@ -23,7 +30,7 @@ pub fn table(f: &Frontier, indent: &str) -> String {
         "ms/run",
         "n"
     );
-    for p in &f.points {
+    for p in points {
         let _ = writeln!(
             s,
             "{indent}{:<20} {:>9} {:>7.1} {:>8.1} {:>9.1} {:>8.1} {:>9} {:>10} {:>10} {:>8} {:>4}",
@@ -40,6 +47,5 @@ pub fn table(f: &Frontier, indent: &str) -> String {
             p.n
         );
     }
-    let _ = writeln!(s, "{indent}{}", f.dominated.conclusion);
     s
 }

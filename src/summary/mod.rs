@@ -2,4 +2,5 @@
 
 pub mod bench;
 pub mod frontier;
+pub mod scale;
 pub mod study;

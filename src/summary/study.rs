@@ -2,10 +2,25 @@
 //! mechanism conditions pooled over every bench, per model and per track. The CLI prints it;
 //! the README quotes it.
 
-use rdbench_core::study::{PooledMechanism, StudyReport};
+use rdbench_core::study::{Outcome, PooledMechanism, StudyReport};
 use std::fmt::Write;
 
-fn num(v: Option<f64>) -> String {
+/// The arms on the metric in one line: "test MSE (lower is better): baseline .., idea ..
+/// (delta ..), p = .., verdict".
+pub fn outcome(o: &Outcome) -> String {
+    format!(
+        "{} ({}): baseline {}, idea {} (delta {}), p = {}, {}",
+        o.metric,
+        o.metric_direction,
+        num(o.baseline_metric),
+        num(o.idea_metric),
+        num(o.delta_mean),
+        num(o.p_value),
+        o.verdict.as_str()
+    )
+}
+
+pub(super) fn num(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| if v != 0.0 && v.abs() < 1e-3 { format!("{v:.3e}") } else { format!("{v:.4}") })
 }
 
@@ -48,14 +63,8 @@ pub fn render(s: &StudyReport) -> String {
         );
         let _ = writeln!(
             out,
-            "  {} ({}): baseline {}, idea {} (delta {}), p = {}, {}; mechanism alone {}",
-            r.metric,
-            r.metric_direction,
-            num(r.baseline_metric),
-            num(r.idea_metric),
-            num(r.delta_mean),
-            num(r.p_value),
-            r.verdict.as_str(),
+            "  {}; mechanism alone {}",
+            outcome(&r.outcome),
             if r.mechanism_confirmed {
                 "confirmed".to_string()
             } else {

@@ -21,6 +21,7 @@ pub mod progress;
 pub mod records;
 pub mod report;
 pub mod rerun;
+pub mod scale;
 pub mod stats;
 pub mod study;
 

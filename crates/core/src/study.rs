@@ -83,20 +83,9 @@ pub struct StudyRow {
     pub mean_peak_bytes_checkpointed: Option<f64>,
     /// Mean measured peak bytes of dense BPTT on the probe batch.
     pub mean_peak_bytes_dense: Option<f64>,
-    /// The track's metric ("test MSE", "test accuracy").
-    pub metric: String,
-    /// Its direction, as the bench report spells it.
-    pub metric_direction: String,
-    /// Baseline's mean test metric.
-    pub baseline_metric: Option<f64>,
-    /// Idea's mean test metric.
-    pub idea_metric: Option<f64>,
-    /// mean(idea) - mean(baseline) over the complete pairs.
-    pub delta_mean: Option<f64>,
-    /// Sign-flip p.
-    pub p_value: Option<f64>,
-    /// The bench's verdict.
-    pub verdict: Verdict,
+    /// The arms on the track's metric.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The bench's own mechanism verdict (its probes alone).
     pub mechanism_confirmed: bool,
     /// Letters of the conditions that failed in the bench alone.
@@ -105,6 +94,40 @@ pub struct StudyRow {
     /// bench report warns of it).
     #[serde(default)]
     pub lr_at_grid_edge: Vec<String>,
+}
+
+/// A bench's arms on its track's metric, as a study's or a scale study's row shows them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The track's metric ("test MSE", "test accuracy").
+    pub metric: String,
+    /// Its direction, as the bench report spells it.
+    pub metric_direction: String,
+    /// Baseline's mean test metric (`baseline.full.mean`).
+    pub baseline_metric: Option<f64>,
+    /// Idea's mean test metric (`idea.mean`).
+    pub idea_metric: Option<f64>,
+    /// mean(idea) - mean(baseline) over the complete pairs.
+    pub delta_mean: Option<f64>,
+    /// Sign-flip p of the paired comparison.
+    pub p_value: Option<f64>,
+    /// The bench's verdict.
+    pub verdict: Verdict,
+}
+
+impl Outcome {
+    /// The outcome of the bench report `r` of `cfg`.
+    pub fn of(r: &Report, cfg: &BenchConfig) -> Outcome {
+        Outcome {
+            metric: cfg.task().map(|t| t.test_metric()).unwrap_or_default(),
+            metric_direction: r.metric_direction.clone(),
+            baseline_metric: r.baseline.full.mean,
+            idea_metric: r.idea.mean,
+            delta_mean: r.comparison.delta_mean,
+            p_value: r.comparison.p_value,
+            verdict: r.comparison.verdict,
+        }
+    }
 }
 
 /// The conditions judged over a set of pooled probes.
@@ -190,7 +213,7 @@ impl StudyReport {
     }
 }
 
-fn idea_full(r: &Report) -> Vec<RunRecord> {
+pub(crate) fn idea_full(r: &Report) -> Vec<RunRecord> {
     let runs = r.runs.as_deref().unwrap_or_default();
     runs.iter().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).cloned().collect()
 }
@@ -208,7 +231,6 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
     // carry the probes' peaks without them.
     let live: Vec<RunRecord> = runs.iter().filter(|r| !r.diverged).cloned().collect();
     let measured = crate::report::Memory::measured(&live);
-    let task = cfg.task();
     StudyRow {
         track: cfg.track.clone(),
         model: cfg.model.clone(),
@@ -223,13 +245,7 @@ fn row(r: &Report, cfg: &BenchConfig) -> StudyRow {
         memory_saved_measured: measured.2,
         mean_peak_bytes_checkpointed: measured.0,
         mean_peak_bytes_dense: measured.1,
-        metric: task.map(|t| t.test_metric()).unwrap_or_default(),
-        metric_direction: r.metric_direction.clone(),
-        baseline_metric: r.baseline.full.mean,
-        idea_metric: r.idea.mean,
-        delta_mean: r.comparison.delta_mean,
-        p_value: r.comparison.p_value,
-        verdict: r.comparison.verdict,
+        outcome: Outcome::of(r, cfg),
         mechanism_confirmed: r.mechanism_signature.confirmed,
         mechanism_failed: r.mechanism.as_ref().map(|m| m.failed.clone()).unwrap_or_default(),
         lr_at_grid_edge: lr_edges(r, cfg),
@@ -272,22 +288,23 @@ pub fn bench_name(c: &BenchConfig) -> String {
     format!("{} {} {}", c.track, c.model, c.policy.as_str())
 }
 
-/// The config keys in which `b` differs from `a`, track, model and policy aside.
-fn differing(a: &BenchConfig, b: &BenchConfig) -> Vec<String> {
-    let same = |c: &BenchConfig| {
-        let c = BenchConfig { track: String::new(), model: String::new(), policy: Policy::OneStep, ..c.clone() };
-        serde_json::to_value(c).unwrap()
-    };
+/// The config keys in which `b` differs from `a`, the keys `varies` blanks aside.
+pub(crate) fn differing(a: &BenchConfig, b: &BenchConfig, varies: fn(BenchConfig) -> BenchConfig) -> Vec<String> {
+    let same = |c: &BenchConfig| serde_json::to_value(varies(c.clone())).unwrap();
     let (va, vb) = (same(a), same(b));
     va.as_object().unwrap().keys().filter(|k| va[k.as_str()] != vb[k.as_str()]).cloned().collect()
 }
 
-/// Build the study from bench report texts: every report must carry its config and runs,
-/// share one config apart from track, model and policy, and no (track, model, policy) may
-/// repeat. Each report is embedded unchanged.
-pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
+/// Track, model and policy blanked: what a study's benches share.
+fn study_shared(c: BenchConfig) -> BenchConfig {
+    BenchConfig { track: String::new(), model: String::new(), policy: Policy::OneStep, ..c }
+}
+
+/// Bench report texts parsed (typed, and as JSON to embed unchanged); each must carry its
+/// config and runs to join a `what` ("study").
+pub(crate) fn parse_reports(texts: &[String], what: &str) -> Result<(Vec<Report>, Vec<Value>), String> {
     if texts.is_empty() {
-        return Err("a study needs at least one bench report".into());
+        return Err(format!("a {what} needs at least one bench report"));
     }
     let mut reports = Vec::with_capacity(texts.len());
     let mut values = Vec::with_capacity(texts.len());
@@ -295,14 +312,22 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
         let v: Value = serde_json::from_str(t).map_err(|e| format!("report {}: not JSON: {e}", i + 1))?;
         let r = Report::from_json(t).map_err(|e| format!("report {}: not a bench report: {e}", i + 1))?;
         if r.config.is_none() || r.runs.is_none() {
-            return Err(format!("report {}: a seed-era report (no config or runs) cannot join a study", i + 1));
+            return Err(format!("report {}: a seed-era report (no config or runs) cannot join a {what}", i + 1));
         }
         reports.push(r);
         values.push(v);
     }
+    Ok((reports, values))
+}
+
+/// Build the study from bench report texts: every report must carry its config and runs,
+/// share one config apart from track, model and policy, and no (track, model, policy) may
+/// repeat. Each report is embedded unchanged.
+pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
+    let (reports, values) = parse_reports(texts, "study")?;
     let cfgs: Vec<&BenchConfig> = reports.iter().map(|r| r.config.as_ref().expect("checked")).collect();
     for (i, c) in cfgs.iter().enumerate().skip(1) {
-        let diff = differing(cfgs[0], c);
+        let diff = differing(cfgs[0], c, study_shared);
         if !diff.is_empty() {
             return Err(format!(
                 "report {} ({}) differs from report 1 in {}: a study compares tracks, models and policies under \

@@ -12,6 +12,7 @@ pub mod live;
 pub mod mechanism;
 pub mod null;
 pub mod per_seed;
+pub mod scale_chart;
 #[cfg(target_arch = "wasm32")]
 pub mod study;
 pub mod study_chart;

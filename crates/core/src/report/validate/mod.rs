@@ -13,7 +13,7 @@ mod structure;
 mod study;
 
 pub use structure::Era;
-pub use study::validate_study_json;
+pub use study::{validate_scale_json, validate_study_json};
 
 use super::{MAX_REPORT_BYTES, Report};
 use serde_json::Value;
@@ -118,6 +118,11 @@ pub fn is_study(v: &Value) -> bool {
     v.get("study_version").is_some()
 }
 
+/// Whether `v` is a scale report (`scale_report.json`) rather than a bench report.
+pub fn is_scale(v: &Value) -> bool {
+    v.get("scale_version").is_some()
+}
+
 /// Validate bench report text; on success return the parsed report.
 pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
     let mut c = Checker::default();
@@ -128,6 +133,15 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
             "study_version",
             "this is a study report (study_report.json), not a bench report: check it with `rdbench validate`, \
              which validates a study and every bench report in it",
+        );
+        return Err(c.problems);
+    }
+    if is_scale(&value) {
+        c.problem(
+            ProblemKind::Structure,
+            "scale_version",
+            "this is a scale report (scale_report.json), not a bench report: check it with `rdbench validate`, \
+             which validates it and every bench report in it",
         );
         return Err(c.problems);
     }

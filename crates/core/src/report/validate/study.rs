@@ -1,32 +1,56 @@
-//! A study report (`study_report.json`): every embedded bench report validated as a bench
-//! report (its problems under `reports[i]`), and the study rebuilt from them with
-//! `study::build_study` and compared path by path.
+//! A study report (`study_report.json`) or a scale report (`scale_report.json`): every
+//! embedded bench report validated as a bench report (its problems under `reports[i]`), and
+//! the whole rebuilt from them (`study::build_study`, `scale::build_scale`) and compared
+//! path by path, so every figure traces to the benches it merged.
 
 use super::diff::{differences, json};
-use super::{Checker, Problem, ProblemKind, is_study, parse, validate_json};
-use crate::study::{StudyReport, build_study};
+use super::{Checker, Problem, ProblemKind, parse, validate_json};
+use crate::scale::{SCALE_VERSION, ScaleReport, build_scale};
+use crate::study::{STUDY_VERSION, StudyReport, build_study};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// Validate study report text; on success return the parsed study.
 pub fn validate_study_json(text: &str) -> Result<StudyReport, Vec<Problem>> {
+    validate_merged(text, ("study_version", STUDY_VERSION, "a study report"), build_study, |s: &StudyReport| {
+        (s.study_version, &s.reports)
+    })
+}
+
+/// Validate scale report text; on success return the parsed scale study.
+pub fn validate_scale_json(text: &str) -> Result<ScaleReport, Vec<Problem>> {
+    validate_merged(text, ("scale_version", SCALE_VERSION, "a scale report"), build_scale, |s: &ScaleReport| {
+        (s.scale_version, &s.reports)
+    })
+}
+
+/// A report built from embedded bench reports: its version key, the version this build
+/// writes and what it is in words; `build` rebuilds it from the embedded texts.
+fn validate_merged<T: Serialize + DeserializeOwned>(
+    text: &str,
+    (key, version, what): (&str, u32, &str),
+    build: fn(&[String]) -> Result<T, String>,
+    parts: fn(&T) -> (u32, &Vec<serde_json::Value>),
+) -> Result<T, Vec<Problem>> {
     let mut c = Checker::default();
     let Some(value) = parse(text, &mut c) else { return Err(c.problems) };
-    if !is_study(&value) {
-        c.problem(ProblemKind::Structure, "study_version", "missing key: not a study report");
+    if value.get(key).is_none() {
+        c.problem(ProblemKind::Structure, key, format!("missing key: not {what}"));
         return Err(c.problems);
     }
     let de = &mut serde_json::Deserializer::from_str(text);
-    let study: StudyReport = match serde_path_to_error::deserialize(de) {
+    let merged: T = match serde_path_to_error::deserialize(de) {
         Ok(s) => s,
         Err(e) => {
             c.problem(ProblemKind::Schema, "(schema)", format!("at {}: {}", e.path(), e.inner()));
             return Err(c.problems);
         }
     };
-    if study.study_version != crate::study::STUDY_VERSION {
-        let msg = format!("expected {}, found {}", crate::study::STUDY_VERSION, study.study_version);
-        c.fail("study_version", msg);
+    let (found, reports) = parts(&merged);
+    if found != version {
+        c.fail(key, format!("expected {version}, found {found}"));
     }
-    let texts: Vec<String> = study.reports.iter().map(|v| v.to_string()).collect();
+    let texts: Vec<String> = reports.iter().map(|v| v.to_string()).collect();
     for (i, t) in texts.iter().enumerate() {
         if let Err(problems) = validate_json(t) {
             for p in problems {
@@ -36,11 +60,11 @@ pub fn validate_study_json(text: &str) -> Result<StudyReport, Vec<Problem>> {
             }
         }
     }
-    match build_study(&texts) {
+    match build(&texts) {
         Err(e) => c.fail("reports", e),
         Ok(rebuilt) => {
             let (mut file, mut rebuilt) = (value.clone(), json(&rebuilt));
-            // The embedded reports are the study's inputs, checked above.
+            // The embedded reports are the inputs, checked above.
             for v in [&mut file, &mut rebuilt] {
                 v.as_object_mut().expect("an object").remove("reports");
             }
@@ -51,5 +75,5 @@ pub fn validate_study_json(text: &str) -> Result<StudyReport, Vec<Problem>> {
             }
         }
     }
-    c.result(study)
+    c.result(merged)
 }
