@@ -8,6 +8,7 @@ use crate::study::{StudyReport, build_study};
 
 /// Validate study report text; on success return the parsed study.
 pub fn validate_study_json(text: &str) -> Result<StudyReport, Vec<Problem>> {
+    let text = crate::report::without_bom(text);
     let mut c = Checker::default();
     let Some(value) = parse(text, &mut c) else { return Err(c.problems) };
     if !is_study(&value) {
