@@ -25,16 +25,18 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
             let flag = rdbench_core::config::knob(k).map_or("", |k| k.flag);
             return Err(format!("{flag} does not go with --from-reports: the reports carry their configs").into());
         }
+        let inputs: Vec<(String, &Path)> =
+            args.from_reports.iter().map(|p| ("read by --from-reports".to_string(), p.as_path())).collect();
+        let outputs = Outputs::check(args, &inputs)?;
         let texts = args
             .from_reports
             .iter()
             .map(|p| {
-                let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                let text = super::input::read(p, "the report")?;
                 valid_bench(&text, &p.display().to_string())?;
                 Ok(text)
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let outputs = Outputs::create(args)?;
         return write(args, &build_study(&texts)?, outputs, None);
     }
     let cfgs = configs(run)?;
@@ -44,10 +46,32 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     for cfg in &cfgs {
         super::memory::check(cfg, backend.threads.max(1)).map_err(|e| format!("{}: {e}", bench_name(cfg)))?;
     }
-    let outputs = Outputs::create(args)?;
+    let outputs = Outputs::check(args, &[])?;
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
-    let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
-    let prior_benches: Vec<Report> = journal::read(&benches_path)?;
+    let (mut runs_journal, prior_runs) = Journal::<RunRecord>::open(&runs_path)?;
+    let (mut benches_journal, prior_benches) = Journal::<Report>::open(&benches_path)?;
+    for note in [runs_journal.cut_note(), benches_journal.cut_note()].into_iter().flatten() {
+        eprintln!("{note}");
+    }
+    // Journals another study's runs or benches are in are refused: writing this study's
+    // report would remove them.
+    let planners: Vec<_> = cfgs.iter().map(|cfg| super::run::plans(cfg, &backend)).collect();
+    let foreign = prior_runs.iter().filter(|r| !planners.iter().any(|plans| plans(r))).count();
+    super::run::refuse_foreign(foreign, &runs_path, "no bench of this study")?;
+    let ours = |r: &Report| {
+        r.config.as_ref().is_some_and(|c| cfgs.contains(c))
+            && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
+    };
+    let n = prior_benches.iter().filter(|r| !ours(r)).count();
+    if n > 0 {
+        return Err(format!(
+            "the journal {} holds {n} finished bench report(s) of another study (another config or backend), which \
+             are kept: name another --out for this one (or move the journal away to start afresh); nothing was \
+             trained",
+            benches_path.display()
+        )
+        .into());
+    }
     super::run::say_other_builds(&prior_runs, &runs_path);
     // A finished bench is taken whole only from this build, and only if it validates.
     let build_of = |r: &Report| r.environment.as_ref().map_or(String::new(), |e| e.build.clone());
@@ -65,8 +89,6 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
             format!("bench report {} of the journal {} (move it away to start afresh)", i + 1, benches_path.display());
         valid_bench(&r.to_json(), &place)?;
     }
-    let mut runs_journal = Journal::open(&runs_path)?;
-    let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
     warn_unreachable_alpha(base);
 
@@ -106,7 +128,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         texts.push(report.to_json());
     }
     let study = build_study(&texts)?;
-    write(args, &study, outputs, Some((&runs_path, &benches_path)))
+    write(args, &study, outputs, Some((&runs_path, &benches_journal)))
 }
 
 /// A bench report a study takes must validate: refused with validate's problems, named by
@@ -146,6 +168,26 @@ pub(super) struct Outputs {
 }
 
 impl Outputs {
+    /// Each output of `args` with the flag that names it.
+    pub(super) fn named(args: &StudyArgs) -> [(String, &Path); 3] {
+        [
+            ("--out".into(), args.run.out.as_path()),
+            ("--chart".into(), args.chart.as_path()),
+            ("--frontier-chart".into(), args.frontier_chart.as_path()),
+        ]
+    }
+
+    /// The outputs of `args` and the study's journals beside `--out`: refused if two name one
+    /// file or one is among `inputs`, or if one cannot be written; all before any work.
+    fn check(args: &StudyArgs, inputs: &[(String, &Path)]) -> Result<Outputs, Failure> {
+        let journals = ["runs", "benches"].map(|kind| journal::path_beside(&args.run.out, kind));
+        let mut outputs = Outputs::named(args).to_vec();
+        outputs.extend(journals.iter().map(|j| ("the journal beside --out".to_string(), j.as_path())));
+        super::atomic::refuse_clashes(&outputs, inputs)?;
+        Outputs::create(args)
+    }
+
+    /// Check each output writable ([`AtomicFile::create`]).
     pub(super) fn create(args: &StudyArgs) -> Result<Outputs, Failure> {
         Ok(Outputs {
             report: AtomicFile::create(&args.run.out)?,
@@ -161,7 +203,7 @@ pub(super) fn write(
     args: &StudyArgs,
     study: &StudyReport,
     outputs: Outputs,
-    journals: Option<(&Path, &Path)>,
+    journals: Option<(&Path, &Journal<Report>)>,
 ) -> Result<(), Failure> {
     use plotters::prelude::*;
     let mut svg = String::new();
@@ -179,9 +221,13 @@ pub(super) fn write(
         root.present().map_err(|e| format!("cannot draw the frontier chart: {e:?}"))?;
     }
     let kept = |e: String| match journals {
-        Some((_, benches)) => {
-            format!("{e}; the finished benches are kept in {}: the same command resumes", benches.display())
-        }
+        Some((_, benches)) => format!(
+            "{e}\nthe journal {} holds {} finished bench report(s); once the outputs can be written, this command \
+             writes them from it without training:\n  {}",
+            benches.path().display(),
+            benches.held(),
+            super::this_command()
+        ),
         None => e,
     };
     outputs.chart.commit(svg.as_bytes()).map_err(kept)?;
@@ -189,7 +235,7 @@ pub(super) fn write(
     outputs.report.commit((study.to_json() + "\n").as_bytes()).map_err(kept)?;
     if let Some((runs, benches)) = journals {
         journal::remove(runs)?;
-        journal::remove(benches)?;
+        journal::remove(benches.path())?;
     }
     crate::out!("{}", crate::summary::study::render(study));
     let run = &args.run;
