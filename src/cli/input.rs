@@ -13,15 +13,25 @@ pub(crate) fn read_bytes(path: &Path, what: &str) -> Result<Option<Vec<u8>>, Str
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {what} {}: {e}", path.display())),
     };
-    let mut bytes = Vec::new();
+    let too_large = || {
+        format!(
+            "{what} {} is larger than {MAX_REPORT_BYTES} bytes, the most any input may be: not read",
+            path.display()
+        )
+    };
+    // A file's size, where it has one, sizes the buffer (one read, not a doubling series: a
+    // work reads thousands of small records) and refuses a large file unread; a device
+    // (`/dev/zero`) is read up to the cap.
+    let size = file.metadata().map_or(0, |m| m.len());
+    if size > MAX_REPORT_BYTES as u64 {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(size as usize + 1);
     file.take(MAX_REPORT_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
     if bytes.len() > MAX_REPORT_BYTES {
-        return Err(format!(
-            "{what} {} is larger than {MAX_REPORT_BYTES} bytes, the most any input may be: not read",
-            path.display()
-        ));
+        return Err(too_large());
     }
     Ok(Some(bytes))
 }
