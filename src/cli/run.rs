@@ -48,17 +48,17 @@ fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) ->
 }
 
 /// Refuse, before any work, a journal that holds `foreign` runs no bench of this command
-/// plans (another config, lr grid or backend: `whose` names what would not reuse them):
-/// writing the report removes the journal, and they would go with it.
-pub(super) fn refuse_foreign(foreign: usize, path: &Path, whose: &str) -> Result<(), String> {
+/// plans (another config, lr grid or backend; `unused` says so: "this bench would not
+/// reuse"): writing the report removes the journal, and they would go with it.
+pub(super) fn refuse_foreign(foreign: usize, path: &Path, unused: &str) -> Result<(), String> {
     if foreign == 0 {
         return Ok(());
     }
     let (s, are) = if foreign == 1 { ("", "is") } else { ("s", "are") };
     Err(format!(
-        "the journal {} holds {foreign} finished run{s} that {whose} would not reuse (another config, lr grid or \
-         backend): it belongs to another bench, whose runs {are} kept. Name another --out for this one (or move the \
-         journal away to start afresh); nothing was trained",
+        "the journal {} holds {foreign} finished run{s} that {unused} (another config, lr grid or backend): it \
+         belongs to another bench, whose runs {are} kept. Name another --out for this one (or move the journal \
+         away to start afresh); nothing was trained",
         path.display()
     ))
 }
@@ -194,7 +194,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         eprintln!("{note}");
     }
     let planned = plans(&cfg, &backend);
-    refuse_foreign(prior.iter().filter(|r| !planned(r)).count(), &journal_path, "this bench")?;
+    refuse_foreign(prior.iter().filter(|r| !planned(r)).count(), &journal_path, "this bench would not reuse")?;
     super::signal::install()?;
     say_other_builds(&prior, &journal_path);
     warn_unreachable_alpha(&cfg);

@@ -57,7 +57,7 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     // report would remove them.
     let planners: Vec<_> = cfgs.iter().map(|cfg| super::run::plans(cfg, &backend)).collect();
     let foreign = prior_runs.iter().filter(|r| !planners.iter().any(|plans| plans(r))).count();
-    super::run::refuse_foreign(foreign, &runs_path, "no bench of this study")?;
+    super::run::refuse_foreign(foreign, &runs_path, "no bench of this study would reuse")?;
     let ours = |r: &Report| {
         r.config.as_ref().is_some_and(|c| cfgs.contains(c))
             && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
