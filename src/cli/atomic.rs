@@ -29,13 +29,18 @@ fn is_dev_null(meta: &std::fs::Metadata) -> bool {
     meta.file_type().is_char_device() && null.is_ok_and(|n| n.rdev() == meta.rdev())
 }
 
+/// The folder `path` is in (`.` for a bare name).
+pub(crate) fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
 /// Check that `dest` can take an output (see the module's rules), before any work.
 pub(crate) fn check_dest(dest: &Path) -> Result<Dest, String> {
     let cannot = |why: &dyn std::fmt::Display| format!("cannot write {}: {why}", dest.display());
     if dest.as_os_str().to_string_lossy().ends_with('/') || dest.file_name().is_none() {
         return Err(cannot(&"it names a folder, not a file"));
     }
-    let folder = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let folder = folder_of(dest);
     if !folder.is_dir() {
         return Err(cannot(&format_args!("the folder {} does not exist", folder.display())));
     }
@@ -56,8 +61,7 @@ pub(crate) fn check_dest(dest: &Path) -> Result<Dest, String> {
 /// Where a path leads, for comparing two paths: its folder resolved (`./a` and `a`, a
 /// folder reached through a link), then its name; the path itself when its folder cannot be.
 fn identity(path: &Path) -> PathBuf {
-    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    match (folder.canonicalize(), path.file_name()) {
+    match (folder_of(path).canonicalize(), path.file_name()) {
         (Ok(f), Some(name)) => f.join(name),
         _ => path.to_path_buf(),
     }

@@ -119,9 +119,8 @@ fn refuse_clashes(
     super::atomic::refuse_clashes(&named, &inputs)?;
     let dirs: Vec<PathBuf> = args.records.iter().filter(|d| d.is_dir()).filter_map(|d| d.canonicalize().ok()).collect();
     for (flag, out) in &outputs {
-        let folder = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let json = out.extension().is_some_and(|x| x == "json");
-        if json && folder.canonicalize().is_ok_and(|f| dirs.contains(&f)) {
+        if json && super::atomic::folder_of(out).canonicalize().is_ok_and(|f| dirs.contains(&f)) {
             return Err(format!(
                 "{flag} names {}, in a records directory (RECORDS), whose every *.json a merge reads as a record: \
                  write it elsewhere; nothing was written",
