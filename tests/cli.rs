@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::unsplit_json;
+use common::{interrupted_once_journaled, lines, rdbench_within, unsplit_json};
 use std::process::Command;
 
 fn rdbench(args: &[&str]) -> (i32, String, String) {
@@ -29,6 +29,8 @@ fn invalid_flags_are_rejected_by_name() {
         (&["--lrs", ""], "--lrs"),
         (&["--lrs", "0.01,abc"], "--lrs"),
         (&["--lrs", "0.01,0.01"], "--lrs"),
+        (&["--lrs", "0.01,1e-2"], "--lrs"),
+        (&["--lrs", "3.4028236e38"], "--lrs"),
         (&["--epochs", "0"], "--epochs"),
         (&["--batch", "0"], "--batch"),
         (&["--batch", "100000"], "--batch"),
@@ -111,43 +113,23 @@ fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
     }
 }
 
-/// Spawn `rdbench args`, failing the test if it runs longer than `limit_s`.
-fn rdbench_within(args: &[&str], limit_s: u64) -> (i32, String) {
-    use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rdbench"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    let code = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s.code().unwrap_or(-1);
-        }
-        if t0.elapsed().as_secs() > limit_s {
-            child.kill().unwrap();
-            panic!("{args:?} still running after {limit_s} s: it trains before checking its output");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    (code, err)
-}
-
 #[test]
 fn an_output_that_cannot_be_written_is_refused_before_any_training() {
     let dir = tempdir("unwritable");
     let missing = dir.join("no-such-dir/r.json");
+    let missing_folder = format!("{}/", dir.join("no-such-dir").display());
     let as_dir = dir.to_str().unwrap();
     // A bench estimated at days: if it trained first, the limit would catch it.
     let days = ["--seeds", "64", "--epochs", "1000", "--sweep-seeds", "16"];
     for (cmd, out_flag, out) in [
         ("run", "--out", missing.to_str().unwrap()),
         ("run", "--out", as_dir),
+        ("run", "--out", &missing_folder),
+        ("run", "--out", "/dev/full"),
         ("study", "--out", missing.to_str().unwrap()),
         ("study", "--chart", missing.to_str().unwrap()),
+        ("study", "--frontier-chart", "/dev/full"),
+        ("plan", "--out", &missing_folder),
     ] {
         let mut args = vec![cmd, out_flag, out];
         args.extend_from_slice(&days);
@@ -167,11 +149,6 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     d
 }
 
-/// Lines in a file (0 when it is not there).
-fn lines(path: &std::path::Path) -> usize {
-    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
-}
-
 #[test]
 fn an_interrupted_run_keeps_its_journal_and_the_same_command_resumes_into_the_same_report() {
     let dir = tempdir("resume");
@@ -183,23 +160,9 @@ fn an_interrupted_run_keeps_its_journal_and_the_same_command_resumes_into_the_sa
         a.extend(tiny.iter().map(|s| s.to_string()));
         a
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rdbench"))
-        .args(args(&out))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // Ctrl-C once the first population has finished and is journaled.
-    let t0 = std::time::Instant::now();
-    while lines(&journal) == 0 {
-        assert!(t0.elapsed().as_secs() < 300, "no run was journaled");
-        assert!(child.try_wait().unwrap().is_none(), "the bench ended before it could be interrupted");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let stopped = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&stopped.stderr);
-    assert_eq!(stopped.status.code(), Some(130), "{err}");
+    let (code, err) = interrupted_once_journaled(&args(&out), &journal, 1);
+    assert_eq!(code, Some(130), "{err}");
     let kept = lines(&journal);
     assert!((1..8).contains(&kept), "{kept} runs journaled");
     assert!(err.contains(&format!("{kept} finished run")) && err.contains("r.json.runs.jsonl"), "{err}");
@@ -228,7 +191,7 @@ fn an_interrupted_run_keeps_its_journal_and_the_same_command_resumes_into_the_sa
 fn validate_caps_what_it_reads_and_knows_a_study_report() {
     let (code, _, err) = rdbench(&["validate", "/dev/zero"]);
     assert_eq!(code, 2);
-    assert!(err.contains("larger than 67108864 bytes: not a report"), "{err}");
+    assert!(err.contains("the report /dev/zero is larger than 67108864 bytes"), "{err}");
     let study = format!("{}/docs/study/study_report.json", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = rdbench(&["validate", &study]);
     assert_eq!(code, 0, "{err}");

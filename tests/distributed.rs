@@ -151,10 +151,15 @@ fn plan_work_merge_equals_run_for_a_bench() {
     assert_eq!(code, 2);
     assert!(err.contains(&format!("{}: its run hash 0123456789abcdef", s(&stray))), "{err}");
     assert!(!merged.exists());
-    // And one run given twice.
-    let (code, _, err) = rdbench(&["merge", "--plan", s(&full), "--out", s(&merged), s(&records), s(&gone)]);
+    // And one run recorded twice (a copy elsewhere; the same file given twice is refused as such).
+    let copy = dir.join("copy.json");
+    std::fs::copy(&gone, &copy).unwrap();
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&full), "--out", s(&merged), s(&records), s(&copy)]);
     assert_eq!(code, 2);
     assert!(err.contains(&format!("{key} is recorded 2 times")), "{err}");
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&full), "--out", s(&merged), s(&records), s(&gone)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("it would be read twice"), "{err}");
 
     let out = ok(&["merge", "--plan", s(&full), "--out", s(&merged), s(&records)]);
     assert!(out.contains("report written to"), "{out}");
@@ -245,8 +250,10 @@ fn plan_and_work_refuse_bad_input_by_name() {
     let (code, _, err) = rdbench(&["work", "--plan", s(&dir.join("bad.json")), "--index", "0", "--of", "1"]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.json: not a plan"), "{err}");
-    // A file that is not a record is named.
-    let (code, _, err) = rdbench(&["merge", "--plan", s(&plan), "--out", s(&dir.join("n.json")), s(&dir)]);
+    // A file that is not a record is named (the output goes elsewhere: one in a records
+    // directory is refused).
+    let elsewhere = tempdir("bad-out");
+    let (code, _, err) = rdbench(&["merge", "--plan", s(&plan), "--out", s(&elsewhere.join("n.json")), s(&dir)]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.json is not a run record"), "{err}");
     // The sweep's merge needs every sweep run.
@@ -256,6 +263,30 @@ fn plan_and_work_refuse_bad_input_by_name() {
     assert_eq!(code, 2);
     assert!(err.contains("8 planned run(s) have no record"), "{err}");
     assert!(!dir.join("n.json").exists());
+}
+
+/// A plan of 1,500 grid points whose runs are shared (an alpha grid: alpha changes no run):
+/// once its runs are recorded, a work over the whole plan finds every one and does nothing.
+/// (What it costs is measured in docs/DISTRIBUTED.md, not here.)
+#[test]
+fn a_work_with_nothing_left_to_do_on_a_large_plan_does_nothing() {
+    let dir = tempdir("noop");
+    let (plan, records) = (dir.join("plan.json"), dir.join("records"));
+    let alphas: Vec<String> = (1..=1500).map(|i| format!("{}", i as f64 / 2000.0)).collect();
+    let out = ok(&with_tiny(&["plan", "--alpha", &alphas.join(","), "--out", s(&plan)]));
+    assert!(out.contains("1500 benches (1500 grid points: alpha), 8 sweep runs"), "{out}");
+    let task = ["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)];
+    let (code, _, err) = rdbench(&task);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("8 of the 8 sweep runs; 0 already recorded"), "{err}");
+    let stamp = |p: PathBuf| (p.clone(), std::fs::metadata(&p).unwrap().modified().unwrap());
+    let before: Vec<_> = json_files(&records).into_iter().map(stamp).collect();
+    let (code, out, err) = rdbench(&task);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("8 of the 8 sweep runs; 8 already recorded") && !err.contains("training"), "{err}");
+    assert!(out.contains("done, 0 runs trained"), "{out}");
+    assert_eq!(json_files(&records).into_iter().map(stamp).collect::<Vec<_>>(), before, "no record written");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The Kubernetes manifest is YAML with the Indexed Job and its follow-up merge job

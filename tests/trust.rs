@@ -327,3 +327,263 @@ fn a_browser_report_is_rerun_within_the_tolerance() {
     assert!(out.contains("within 1e-4") && !out.contains("bit for bit"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The files of `dir`, by name, with their bytes: what a refused command must leave as it was.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap_or_default()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A bench estimated at days: a command that trained or calibrated before refusing would
+/// not end within [`refused`]'s limit.
+const DAYS: [&str; 6] = ["--seeds", "64", "--epochs", "1000", "--sweep-seeds", "16"];
+
+/// `rdbench args`, which must be refused (exit 2) before any work: within 30 s (a bench of
+/// [`DAYS`] would take days) and before its time estimate. Returns its stderr.
+fn refused(args: &[&str]) -> String {
+    let (code, err) = common::rdbench_within(args, 30);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(!err.contains("estimated time"), "{args:?} measured its speed first: {err}");
+    err
+}
+
+/// A bench of a few seconds whose idea full runs take most of them: long enough to be
+/// interrupted once its baseline full runs are journaled.
+const SLOWER: &str = "--seeds 2 --sweep-seeds 1 --lrs 0.01 --epochs 1 --hidden 8 --train-size 40 --threads 1";
+
+#[test]
+fn a_torn_journal_line_is_cut_and_a_later_interrupt_keeps_every_run() {
+    let dir = tempdir("torn");
+    let (reference, out, journal) = (dir.join("reference.json"), dir.join("r.json"), dir.join("r.json.runs.jsonl"));
+    let args = |out: &Path| -> Vec<String> {
+        ["run", "--out", s(out)].into_iter().chain(SLOWER.split(' ')).map(String::from).collect()
+    };
+    let (code, _, err) = rdbench(&args(&reference).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    // The journal of a bench killed while writing its third run: two whole lines, half a third.
+    let runs: Vec<String> = json(&reference)["runs"].as_array().unwrap().iter().map(|r| r.to_string()).collect();
+    std::fs::write(&journal, format!("{}\n{}\n{}", runs[0], runs[1], &runs[2][..runs[2].len() / 2])).unwrap();
+
+    // Resumed, then interrupted once it has journaled two more runs.
+    let (code, err) = common::interrupted_once_journaled(&args(&out), &journal, 4);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("ended in a line cut short") && err.contains("holds 2 records"), "{err}");
+    assert!(err.contains("resuming: 2 finished runs"), "{err}");
+    // Every line of the journal reads, and the message counts them.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(text.ends_with('\n'), "the journal ends with a whole line");
+    let journaled: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kept = journaled.len();
+    assert!((4..6).contains(&kept), "{kept} runs journaled");
+    assert!(err.contains(&format!("stopped: {kept} finished runs kept in {}", s(&journal))), "{err}");
+
+    let (code, _, err) = rdbench(&args(&out).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("resuming: {kept} finished runs")) && !err.contains("cut short"), "{err}");
+    assert_eq!(common::unsplit_json(json(&out)), common::unsplit_json(json(&reference)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_report_that_cannot_be_written_at_the_end_keeps_every_run_and_names_the_command() {
+    let dir = tempdir("end");
+    let out = dir.join("r.json");
+    // Files of at most 32 KiB (bash's `ulimit -f` counts KiB), SIGXFSZ ignored so that a write
+    // past it fails with EFBIG: the journal's six runs fit (about 18 kB), the report (about
+    // 47 kB) does not, as on a disk that fills up during the bench.
+    let bin = env!("CARGO_BIN_EXE_rdbench");
+    let mut args = vec!["run", "--quiet", "--out", s(&out)];
+    args.extend(TINY);
+    let script = "ulimit -f 32; trap '' XFSZ; exec \"$0\" \"$@\"";
+    let full = Command::new("bash").arg("-c").arg(script).arg(bin).args(&args).output().unwrap();
+    let err = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("cannot write {}", s(&out))) && err.contains("is unchanged"), "{err}");
+    let journal = dir.join("r.json.runs.jsonl");
+    assert_eq!(common::lines(&journal), 6, "every run is in the journal");
+    assert!(err.contains(&format!("6 finished runs kept in {}", s(&journal))), "{err}");
+    assert!(err.contains("writes the report from them without training"), "{err}");
+    // The command it gives finishes the report, from the journal.
+    let given = err.lines().last().unwrap().trim();
+    assert!(given.ends_with(&args.join(" ")), "{given}");
+    let (code, _, err) = rdbench(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(!journal.exists() && json(&out)["environment"]["reused_runs"] == 6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_output_path_that_is_a_symlink_is_refused_and_nothing_is_written_through_it() {
+    let dir = tempdir("links");
+    let target = dir.join("target");
+    let link = |name: &str| {
+        let p = dir.join(name);
+        std::os::unix::fs::symlink(&target, &p).unwrap();
+        p
+    };
+    // The report, the journal beside it, a study's chart.
+    let report = link("r.json");
+    let mut args = vec!["run", "--out", s(&report)];
+    args.extend(DAYS);
+    assert!(refused(&args).contains("symbolic link"));
+    std::fs::remove_file(&report).unwrap();
+    link("r.json.runs.jsonl");
+    let err = refused(&args);
+    assert!(err.contains("cannot open the journal") && err.contains("symbolic link"), "{err}");
+    let chart = link("c.svg");
+    let mut args = vec!["study", "--out", s(&report), "--chart", s(&chart)];
+    args.extend(DAYS);
+    assert!(refused(&args).contains(&format!("cannot write {}: it is a symbolic link", s(&chart))));
+    // A run's record: `work` stops at it, its runs recorded so far kept.
+    let (plan, records) = (dir.join("plan.json"), dir.join("records"));
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    std::fs::create_dir(&records).unwrap();
+    let p: Plan = serde_json::from_value(json(&plan)).unwrap();
+    std::os::unix::fs::symlink(&target, records.join(format!("{}.json", p.runs[0].key))).unwrap();
+    let (code, _, err) = rdbench(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(!target.exists(), "nothing was written through a link");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_journal_of_another_bench_is_kept_and_the_new_bench_refused() {
+    let dir = tempdir("another");
+    let (out, journal) = (dir.join("r.json"), dir.join("r.json.runs.jsonl"));
+    let runs: Vec<String> = json(tiny_report())["runs"].as_array().unwrap().iter().map(|r| r.to_string()).collect();
+    std::fs::write(&journal, runs[..3].join("\n") + "\n").unwrap();
+    let before = snapshot(&dir);
+    // Another config (tau), and another lr grid, with the same --out.
+    let other_tau = tiny(&["run", "--out", s(&out), "--tau", "0.3"]);
+    let other_lrs: Vec<&str> =
+        tiny(&["run", "--out", s(&out)]).into_iter().map(|a| if a == "0.01" { "0.003" } else { a }).collect();
+    for args in [other_tau, other_lrs] {
+        let err = refused(&args);
+        assert!(err.contains("holds 3 finished runs that this bench would not reuse"), "{err}");
+        assert!(err.contains("Name another --out"), "{err}");
+        assert_eq!(snapshot(&dir), before, "the journal is kept as it was");
+    }
+    // The bench they belong to reuses them.
+    let (_, err) = ok(&tiny(&["run", "--out", s(&out)]));
+    assert!(err.contains("resuming: 3 finished runs"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_input_is_read_within_the_64_mib_cap() {
+    let dir = tempdir("cap");
+    // A sparse file one byte past the cap, and /dev/zero, which never ends.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(rdbench_core::report::MAX_REPORT_BYTES as u64 + 1).unwrap();
+    let plan = dir.join("plan.json");
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    let out = dir.join("o.json");
+    for input in [s(&big), "/dev/zero"] {
+        for args in [
+            vec!["work", "--plan", input, "--index", "0", "--of", "1", "--records", s(&dir)],
+            vec!["merge", "--plan", s(&plan), "--out", s(&out), input],
+            vec!["merge", "--plan", input, "--out", s(&out), s(&plan)],
+            vec!["study", "--from-reports", input, "--out", s(&out), "--chart", "/dev/null"],
+            vec!["validate", input],
+        ] {
+            let (code, _, err) = rdbench(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(err.contains(&format!("{input} is larger than 67108864 bytes")), "{args:?}: {err}");
+        }
+    }
+    // A journal past the cap: the bench is refused before it trains.
+    std::fs::rename(&big, dir.join("r.json.runs.jsonl")).unwrap();
+    let report = dir.join("r.json");
+    let mut args = vec!["run", "--out", s(&report)];
+    args.extend(DAYS);
+    let err = refused(&args);
+    assert!(err.contains("the journal") && err.contains("is larger than 67108864 bytes"), "{err}");
+    assert!(!report.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn clashing_outputs_and_equal_grid_values_are_refused_before_any_work_naming_the_flags() {
+    let dir = tempdir("clash");
+    let (plan, records) = (dir.join("plan.json"), dir.join("records"));
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
+    let record = std::fs::read_dir(&records).unwrap().next().unwrap().unwrap().path();
+    let before = (snapshot(&dir), snapshot(&records));
+    let x = dir.join("x.json");
+    let x = s(&x);
+    for (args, says) in [
+        (
+            vec!["run", "--lrs", "0.01,1e-2", "--out", x],
+            "invalid value for --lrs: lr 1e-2 is listed twice (both are 0.01)",
+        ),
+        (
+            vec!["plan", "--tau", "0.08,0.080", "--out", x],
+            "invalid value for --tau: 0.08 and 0.080 are one value (0.08)",
+        ),
+        (vec!["plan", "--policy", "chained,chained", "--out", x], "invalid value for --policy: chained is given twice"),
+        (vec!["study", "--out", x, "--chart", x], "--out and --chart both name"),
+        (vec!["study", "--chart", x, "--frontier-chart", x], "--chart and --frontier-chart both name"),
+    ] {
+        let args: Vec<&str> = args.into_iter().chain(DAYS).collect();
+        let err = refused(&args);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let new = records.join("new.json");
+    for (args, says) in [
+        (vec!["merge", "--plan", s(&plan), "--out", s(&plan), s(&records)], "--out names"),
+        (vec!["merge", "--plan", s(&plan), "--out", s(&record), s(&records)], "which is also a record (RECORDS)"),
+        (vec!["merge", "--plan", s(&plan), "--out", s(&new), s(&records)], "in a records directory (RECORDS)"),
+        (vec!["merge", "--plan", s(&plan), "--out", x, s(&records), s(&record)], "it would be read twice"),
+        (vec!["validate", s(tiny_report()), "--rerun", "idea/full/0.01/1,idea/full/1e-2/1"], "name the same run"),
+    ] {
+        let (code, _, err) = rdbench(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!((snapshot(&dir), snapshot(&records)), before, "nothing was written");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_json_input_that_starts_with_a_byte_order_mark_is_read() {
+    let dir = tempdir("bom");
+    let with_bom = |from: &Path, to: &Path| {
+        let mut bytes = "\u{feff}".as_bytes().to_vec();
+        bytes.extend(std::fs::read(from).unwrap());
+        std::fs::write(to, bytes).unwrap();
+    };
+    let report = dir.join("r.json");
+    with_bom(tiny_report(), &report);
+    let (out, _) = ok(&["validate", s(&report)]);
+    assert!(out.contains("valid bench_report.json"), "{out}");
+    let (study, chart, frontier) = (dir.join("s.json"), dir.join("c.svg"), dir.join("f.svg"));
+    ok(&[
+        "study",
+        "--from-reports",
+        s(&report),
+        "--out",
+        s(&study),
+        "--chart",
+        s(&chart),
+        "--frontier-chart",
+        s(&frontier),
+    ]);
+    // A plan and a record.
+    let (plan, records) = (dir.join("plan.json"), dir.join("records"));
+    ok(&tiny(&["plan", "--out", s(&plan)]));
+    with_bom(&plan.clone(), &plan);
+    ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
+    let record = std::fs::read_dir(&records).unwrap().next().unwrap().unwrap().path();
+    with_bom(&record.clone(), &record);
+    let (_, err) = ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
+    assert!(err.contains("2 already recorded"), "{err}");
+    ok(&["merge", "--plan", s(&plan), "--out", s(&dir.join("full.json")), s(&records)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,11 +1,103 @@
 //! An output file written whole or not at all: the text goes to `<out>.tmp-<pid>` in the
 //! same directory, is flushed to the disk, and is renamed over `<out>`. A full disk or a
 //! crash leaves the previous file as it was. The temporary file is created when the command
-//! starts, so an output that cannot be written is refused before any training.
+//! starts, so an output that cannot be written is refused before any training: a folder
+//! that does not exist, a path that names a folder, a symbolic link (an output is never
+//! written through a link: the link is refused, not followed nor replaced), and anything
+//! but a regular file or `/dev/null` (`/dev/full`, a pipe). Two outputs of one command that
+//! name the same file, or an output that is one of the command's inputs, are refused too.
 
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// What an output's path holds, once checked.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Dest {
+    /// A regular file, or nothing yet: written by a rename.
+    File,
+    /// `/dev/null`: written in place, never renamed over.
+    Null,
+}
+
+/// Whether `meta` is `/dev/null`'s device.
+fn is_dev_null(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let null = std::fs::metadata("/dev/null");
+    meta.file_type().is_char_device() && null.is_ok_and(|n| n.rdev() == meta.rdev())
+}
+
+/// The folder `path` is in (`.` for a bare name).
+pub(crate) fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Check that `dest` can take an output (see the module's rules), before any work.
+pub(crate) fn check_dest(dest: &Path) -> Result<Dest, String> {
+    let cannot = |why: &dyn std::fmt::Display| format!("cannot write {}: {why}", dest.display());
+    if dest.as_os_str().to_string_lossy().ends_with('/') || dest.file_name().is_none() {
+        return Err(cannot(&"it names a folder, not a file"));
+    }
+    let folder = folder_of(dest);
+    if !folder.is_dir() {
+        return Err(cannot(&format_args!("the folder {} does not exist", folder.display())));
+    }
+    match std::fs::symlink_metadata(dest) {
+        Ok(m) if m.file_type().is_symlink() => Err(cannot(
+            &"it is a symbolic link, and an output is never written through one (name the file itself, or remove \
+              the link)",
+        )),
+        Ok(m) if m.is_dir() => Err(cannot(&"it is a directory")),
+        Ok(m) if m.is_file() => Ok(Dest::File),
+        Ok(m) if is_dev_null(&m) => Ok(Dest::Null),
+        Ok(_) => Err(cannot(&"it is not a regular file (of the special files, only /dev/null takes an output)")),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Dest::File),
+        Err(e) => Err(cannot(&e)),
+    }
+}
+
+/// Where a path leads, for comparing two paths: its folder resolved (`./a` and `a`, a
+/// folder reached through a link), then its name; the path itself when its folder cannot be.
+fn identity(path: &Path) -> PathBuf {
+    match (folder_of(path).canonicalize(), path.file_name()) {
+        (Ok(f), Some(name)) => f.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Refuse, before any work, two `outputs` that name the same file and an output that is
+/// one of the `inputs`; each is `(what names it, path)`, e.g. `("--chart", path)`.
+/// `/dev/null` may take any number of outputs.
+pub(crate) fn refuse_clashes(outputs: &[(String, &Path)], inputs: &[(String, &Path)]) -> Result<(), String> {
+    // Each output by where it leads (linear in the outputs and inputs: a merge may have
+    // thousands of each).
+    let mut outs: HashMap<PathBuf, (&str, &Path)> = HashMap::new();
+    for (flag, path) in outputs.iter().filter(|(_, p)| !std::fs::metadata(p).is_ok_and(|m| is_dev_null(&m))) {
+        if let Some((other, _)) = outs.insert(identity(path), (flag, path)) {
+            return Err(format!(
+                "{other} and {flag} both name {}: each output needs a file of its own; nothing was written",
+                path.display()
+            ));
+        }
+    }
+    let names: HashSet<&OsStr> = outs.values().filter_map(|(_, p)| p.file_name()).collect();
+    for (what, input) in inputs {
+        // Only an input with an output's file name can be that output.
+        if !input.file_name().is_some_and(|n| names.contains(n)) {
+            continue;
+        }
+        if let Some((flag, path)) = outs.get(&identity(input)) {
+            return Err(format!(
+                "{flag} names {}, which is also {what}: an output must not overwrite an input of the command; \
+                 nothing was written",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// A writer whose bytes can be forced to the disk (a file; a failing one in the tests).
 pub trait Durable: Write {
@@ -28,23 +120,28 @@ pub struct AtomicFile<W: Durable = File> {
 }
 
 impl AtomicFile {
-    /// Check that `dest` can be written (its directory exists and takes a new file, and it
-    /// is not a directory) by creating its temporary file. A destination that is not a
-    /// regular file (`/dev/null`, a pipe) is written in place: it cannot be renamed over.
+    /// Check that `dest` can be written ([`check_dest`]) and that its folder takes a new
+    /// file, by creating its temporary file. `/dev/null` is written in place.
     pub fn create(dest: &Path) -> Result<Self, String> {
         let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", dest.display());
-        match std::fs::metadata(dest) {
-            Ok(m) if m.is_dir() => return Err(cannot(&"it is a directory")),
-            Ok(m) if !m.is_file() => {
-                let writer = std::fs::OpenOptions::new().write(true).open(dest).map_err(|e| cannot(&e))?;
-                return Ok(AtomicFile { dest: dest.to_path_buf(), tmp: None, writer });
-            }
-            _ => {}
+        if check_dest(dest)? == Dest::Null {
+            let writer = std::fs::OpenOptions::new().write(true).open(dest).map_err(|e| cannot(&e))?;
+            return Ok(AtomicFile { dest: dest.to_path_buf(), tmp: None, writer });
         }
         let mut name = dest.file_name().map(|n| n.to_os_string()).unwrap_or_default();
         name.push(format!(".tmp-{}", std::process::id()));
         let tmp = dest.with_file_name(name);
-        let writer = File::create(&tmp).map_err(|e| cannot(&e))?;
+        // Created new (O_EXCL), so a link planted under the temporary name is not followed:
+        // a stale one (a process of the same id that died) is removed first.
+        let new = || File::options().write(true).create_new(true).open(&tmp);
+        let writer = match new() {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(&tmp).map_err(|e| cannot(&e))?;
+                new()
+            }
+            other => other,
+        }
+        .map_err(|e| cannot(&e))?;
         Ok(AtomicFile { dest: dest.to_path_buf(), tmp: Some(tmp), writer })
     }
 }
@@ -140,9 +237,51 @@ mod tests {
         assert!(e.starts_with("cannot write") && e.contains("no-such-dir/r.json"), "{e}");
         let e = AtomicFile::create(&d).err().unwrap();
         assert!(e.contains("is a directory"), "{e}");
-        // /dev/null is written in place, never renamed over.
+        let e = AtomicFile::create(Path::new(&format!("{}/", d.join("sub").display()))).err().unwrap();
+        assert!(e.contains("names a folder, not a file"), "{e}");
+        // /dev/null is written in place, never renamed over; no other special file is taken.
         AtomicFile::create(Path::new("/dev/null")).unwrap().commit(b"gone").unwrap();
         assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        let e = AtomicFile::create(Path::new("/dev/full")).err().unwrap();
+        assert!(e.contains("not a regular file"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn an_output_is_never_written_through_a_link() {
+        let d = dir("link");
+        let (target, dest) = (d.join("target"), d.join("r.json"));
+        std::fs::write(&target, "kept").unwrap();
+        std::os::unix::fs::symlink(&target, &dest).unwrap();
+        let e = AtomicFile::create(&dest).err().unwrap();
+        assert!(e.contains("symbolic link"), "{e}");
+        // A link planted under the temporary file's name is removed, not followed.
+        std::fs::remove_file(&dest).unwrap();
+        let tmp = d.join(format!("r.json.tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&target, &tmp).unwrap();
+        AtomicFile::create(&dest).unwrap().commit(b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
+        assert!(!std::fs::symlink_metadata(&dest).unwrap().file_type().is_symlink());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn two_outputs_on_one_file_or_on_an_input_are_refused() {
+        let d = dir("clash");
+        let (a, b) = (d.join("a.json"), d.join("b.json"));
+        let same = d.join(".").join("a.json");
+        fn named<'a>(v: &[(&str, &'a Path)]) -> Vec<(String, &'a Path)> {
+            v.iter().map(|(f, p)| (f.to_string(), *p)).collect()
+        }
+        refuse_clashes(&named(&[("--out", &a), ("--chart", &b)]), &[]).unwrap();
+        let e = refuse_clashes(&named(&[("--out", &a), ("--chart", &same)]), &[]).unwrap_err();
+        assert!(e.starts_with("--out and --chart both name"), "{e}");
+        let e = refuse_clashes(&named(&[("--out", &a)]), &named(&[("the plan (--plan)", &same)])).unwrap_err();
+        assert!(e.starts_with("--out names") && e.contains("which is also the plan (--plan)"), "{e}");
+        // /dev/null takes any number of outputs.
+        let null = Path::new("/dev/null");
+        refuse_clashes(&named(&[("--out", null), ("--chart", null)]), &[]).unwrap();
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

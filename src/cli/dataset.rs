@@ -89,9 +89,11 @@ pub fn dataset(args: &DatasetArgs) -> Result<(), String> {
     let cfg = parse_texts(texts.iter().map(|(k, v)| (*k, v.as_str()))).map_err(|errors| {
         errors.iter().map(|e| format!("invalid value for {}: {}", e.flag(), e.message)).collect::<Vec<_>>().join("\n")
     })?;
+    // Checked before the data is made, written whole, never through a link (as every output).
+    let out = super::atomic::AtomicFile::create(&args.out)?;
     let v = export(&cfg);
     let text = serde_json::to_string(&v).expect("the export serialises");
-    std::fs::write(&args.out, text + "\n").map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    out.commit((text + "\n").as_bytes())?;
     let s = &v["split"];
     println!(
         "{} (data seed {}): {} train + {} test sequences of {} steps; a bench trains on the first {} \

@@ -12,6 +12,7 @@ use super::work::{read_plan, read_record};
 use crate::outln;
 use rdbench_core::plan::{Plan, PlanKind};
 use rdbench_core::records::{Phase, RunRecord};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Flags of `merge`.
@@ -44,8 +45,28 @@ pub struct MergeArgs {
     rerun_seed: Option<u64>,
 }
 
-/// Every record in `paths` (files, or directories of `*.json` files), with where it is.
-fn read_records(paths: &[PathBuf]) -> Result<Vec<(String, RunRecord)>, String> {
+/// The record files of `paths` (files, or directories of `*.json` files). A file reached
+/// twice (a path given twice, a file given with its directory) is refused: it would count
+/// as a run recorded twice.
+fn record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let real: Vec<PathBuf> = paths.iter().map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())).collect();
+    let mut seen: HashMap<&Path, &Path> = HashMap::new();
+    for (p, r) in paths.iter().zip(&real) {
+        if let Some(first) = seen.insert(r, p) {
+            return Err(format!("RECORDS names {} twice ({} and {})", r.display(), first.display(), p.display()));
+        }
+    }
+    let dirs: HashMap<&Path, &Path> =
+        paths.iter().zip(&real).filter(|(p, _)| p.is_dir()).map(|(p, r)| (r.as_path(), p.as_path())).collect();
+    for (p, r) in paths.iter().zip(&real) {
+        if let Some(dir) = r.parent().and_then(|d| dirs.get(d)).filter(|_| !p.is_dir()) {
+            return Err(format!(
+                "RECORDS names {}, which is in {}, also given: it would be read twice",
+                p.display(),
+                dir.display()
+            ));
+        }
+    }
     let mut files: Vec<PathBuf> = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -62,7 +83,52 @@ fn read_records(paths: &[PathBuf]) -> Result<Vec<(String, RunRecord)>, String> {
             files.push(p.clone());
         }
     }
+    Ok(files)
+}
+
+/// Every record of `files`, with where it is.
+fn read_records(files: &[PathBuf]) -> Result<Vec<(String, RunRecord)>, String> {
     files.iter().map(|f| Ok((f.display().to_string(), read_record(f)?))).collect()
+}
+
+/// Refuse, before any work, outputs that clash with one another or with an input (the plan,
+/// a record), and one written into a records directory, where a later merge would read it
+/// as a record.
+fn refuse_clashes(
+    args: &MergeArgs,
+    plan: &Plan,
+    points: &[(String, Vec<usize>)],
+    files: &[PathBuf],
+) -> Result<(), String> {
+    let mut outputs: Vec<(String, PathBuf)> = Vec::new();
+    match (plan.stage, plan.kind) {
+        (Phase::Sweep, _) => outputs.push(("--out".into(), args.out.clone())),
+        (Phase::Full, PlanKind::Bench) => {
+            outputs.extend(points.iter().map(|(label, _)| ("--out".into(), at_point(&args.out, label))))
+        }
+        (Phase::Full, PlanKind::Study) => {
+            for (label, _) in points {
+                let study = study_args(args, label);
+                outputs.extend(super::study::Outputs::named(&study).map(|(flag, p)| (flag, p.to_path_buf())));
+            }
+        }
+    }
+    let mut inputs: Vec<(String, &Path)> = vec![("the plan (--plan)".into(), args.plan.as_path())];
+    inputs.extend(files.iter().map(|f| ("a record (RECORDS)".to_string(), f.as_path())));
+    let named: Vec<(String, &Path)> = outputs.iter().map(|(flag, p)| (flag.clone(), p.as_path())).collect();
+    super::atomic::refuse_clashes(&named, &inputs)?;
+    let dirs: Vec<PathBuf> = args.records.iter().filter(|d| d.is_dir()).filter_map(|d| d.canonicalize().ok()).collect();
+    for (flag, out) in &outputs {
+        let json = out.extension().is_some_and(|x| x == "json");
+        if json && super::atomic::folder_of(out).canonicalize().is_ok_and(|f| dirs.contains(&f)) {
+            return Err(format!(
+                "{flag} names {}, in a records directory (RECORDS), whose every *.json a merge reads as a record: \
+                 write it elsewhere; nothing was written",
+                out.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The environment of a merged bench: the backend as the merging machine resolves the plan's,
@@ -103,6 +169,8 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
     let plan = read_plan(&args.plan)?;
     let backend = rdbench_engine::backend::by_name(&plan.backend)?;
     let points = plan.points();
+    let files = record_files(&args.records)?;
+    refuse_clashes(args, &plan, &points, &files)?;
     // Every output is checked writable before the records are read.
     let next = (plan.stage == Phase::Sweep).then(|| AtomicFile::create(&args.out)).transpose()?;
     let mut outputs = Vec::new();
@@ -121,7 +189,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
             });
         }
     }
-    let records = read_records(&args.records)?;
+    let records = read_records(&files)?;
     let n_records = records.len();
     let checked = plan.check(records, &backend.name, rdbench_engine::BUILD).map_err(|problems| {
         format!("the records do not complete the plan {}; nothing was written\n{problems}", args.plan.display())

@@ -4,8 +4,9 @@
 //! and `merge` split a bench or study over many machines.
 
 pub mod args;
-mod atomic;
+pub(crate) mod atomic;
 pub mod dataset;
+pub(crate) mod input;
 mod memory;
 mod merge;
 mod plan;
@@ -76,6 +77,16 @@ impl From<String> for Failure {
     fn from(e: String) -> Self {
         Failure::Error(e)
     }
+}
+
+/// This process's command line, each word quoted for a POSIX shell where it needs it: the
+/// command a message tells the user to run again.
+pub(crate) fn this_command() -> String {
+    let word = |a: String| {
+        let plain = |b: u8| b.is_ascii_alphanumeric() || b"-_./=,:+@%".contains(&b);
+        if !a.is_empty() && a.bytes().all(plain) { a } else { format!("'{}'", a.replace('\'', "'\\''")) }
+    };
+    std::env::args_os().map(|a| word(a.to_string_lossy().into_owned())).collect::<Vec<_>>().join(" ")
 }
 
 fn exit_code(result: Result<(), Failure>) -> i32 {

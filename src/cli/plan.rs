@@ -8,7 +8,7 @@ use super::Failure;
 use super::args::{PlanArgs, RunArgs};
 use super::atomic::AtomicFile;
 use crate::outln;
-use rdbench_core::config::{KnobKind, knob};
+use rdbench_core::config::{KnobKind, knob, parse_value, value_text};
 use rdbench_core::plan::{Plan, PlanKind};
 
 /// A point's knob flags: `(config key, text)`, as `RunArgs::texts`.
@@ -24,9 +24,20 @@ fn grid(run: &RunArgs) -> Result<(Vec<String>, Vec<Texts>), String> {
             continue;
         }
         let values: Vec<&str> = text.split(',').map(str::trim).collect();
-        if let Some(v) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
-            let flag = knob(key).map_or("", |k| k.flag);
-            return Err(format!("invalid value for {flag}: {v} is given twice in the grid {text}"));
+        // Two values that parse to one (0.08 and 0.080) would be one point twice. A value
+        // that does not parse is named by the config's own check, later.
+        let parsed: Vec<Option<serde_json::Value>> =
+            values.iter().map(|v| knob(key).and_then(|k| parse_value(k, v).ok())).collect();
+        for (i, v) in values.iter().enumerate() {
+            let same = |j: usize| values[j] == *v || (parsed[j].is_some() && parsed[j] == parsed[i]);
+            if let Some(j) = (0..i).find(|&j| same(j)) {
+                let flag = knob(key).map_or("", |k| k.flag);
+                let is = match &parsed[i] {
+                    Some(p) if values[j] != *v => format!("{} and {v} are one value ({}),", values[j], value_text(p)),
+                    _ => format!("{v} is"),
+                };
+                return Err(format!("invalid value for {flag}: {is} given twice in the grid {text}"));
+            }
         }
         axes.push(key.clone());
         points = points

@@ -16,24 +16,62 @@ use rdbench_engine::backend::Backend;
 use rdbench_engine::error::EngineError;
 use rdbench_engine::protocol::{ARMS, run_bench, run_work, work_total};
 use rdbench_page::format::{duration, num};
+use std::path::Path;
+
+/// Whether a bench of `cfg` on `backend` could train the run of `r`, of any build: the same
+/// backend and run hash, and a run this config's protocol plans.
+pub(super) fn plans<'a>(cfg: &'a BenchConfig, backend: &'a Backend) -> impl Fn(&RunRecord) -> bool + 'a {
+    let hash = cfg.run_hash();
+    let sweep: Vec<RunSpec> = ARMS.iter().flat_map(|&a| sweep_runs(a, &cfg.lrs, cfg.n_sweep_seeds)).collect();
+    move |r| {
+        let spec = RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
+        // A full run's lr is the arm's best, known once its sweep is: any lr of the grid.
+        r.backend == backend.name
+            && r.run_hash == hash
+            && (sweep.contains(&spec)
+                || (cfg.lrs.contains(&r.lr) && full_runs(r.arm, r.lr, cfg.n_seeds).contains(&spec)))
+    }
+}
 
 /// The runs of `prior` that a bench of `cfg` on `backend` reuses: the page's rule (same arm,
 /// phase, lr, seed, backend, run hash and build), for runs this config's protocol can train.
 fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) -> Vec<&'a RunRecord> {
-    let hash = cfg.run_hash();
-    let sweep: Vec<RunSpec> = ARMS.iter().flat_map(|&a| sweep_runs(a, &cfg.lrs, cfg.n_sweep_seeds)).collect();
+    let planned = plans(cfg, backend);
     let mut out: Vec<&RunRecord> = Vec::new();
-    let this_build = |r: &&RunRecord| r.build == rdbench_engine::BUILD;
-    for r in prior.iter().filter(this_build).filter(|r| r.backend == backend.name && r.run_hash == hash) {
+    for r in prior.iter().filter(|r| r.build == rdbench_engine::BUILD && planned(r)) {
         let spec = RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
-        // A full run's lr is the arm's best, known once its sweep is: any lr of the grid.
-        let possible =
-            sweep.contains(&spec) || (cfg.lrs.contains(&r.lr) && full_runs(r.arm, r.lr, cfg.n_seeds).contains(&spec));
-        if possible && !out.iter().any(|o| o.is_run(&spec, &r.backend, &r.run_hash)) {
+        if !out.iter().any(|o| o.is_run(&spec, &r.backend, &r.run_hash)) {
             out.push(r);
         }
     }
     out
+}
+
+/// Refuse, before any work, a journal that holds `foreign` runs no bench of this command
+/// plans (another config, lr grid or backend; `unused` says so: "this bench would not
+/// reuse"): writing the report removes the journal, and they would go with it.
+pub(super) fn refuse_foreign(foreign: usize, path: &Path, unused: &str) -> Result<(), String> {
+    if foreign == 0 {
+        return Ok(());
+    }
+    let (s, are) = if foreign == 1 { ("", "is") } else { ("s", "are") };
+    Err(format!(
+        "the journal {} holds {foreign} finished run{s} that {unused} (another config, lr grid or backend): it \
+         belongs to another bench, whose runs {are} kept. Name another --out for this one (or move the journal \
+         away to start afresh); nothing was trained",
+        path.display()
+    ))
+}
+
+/// The journal's finished runs of this bench, in words: `kept` of the journal's runs.
+pub(super) fn kept_text(kept: usize, journal: &Journal<RunRecord>) -> String {
+    let (s, path) = (if kept == 1 { "" } else { "s" }, journal.path().display());
+    match journal.held() {
+        held if held > kept => {
+            format!("{kept} finished run{s} of this bench kept in {path}, which holds {held} in all")
+        }
+        _ => format!("{kept} finished run{s} kept in {path}"),
+    }
 }
 
 /// Say how many runs of the journal at `path` another build made: they are set aside (never
@@ -121,14 +159,14 @@ pub(super) fn bench(
     let estimate = estimate(cfg, backend, &reused, args.quiet, prefix);
     let total = 2 * (cfg.lrs.len() * cfg.n_sweep_seeds + cfg.n_seeds);
     let metric = cfg.task().map_or("MSE", |t| t.metric());
+    let held = journal.held();
     let mut host = CliHost::new(args.quiet, prefix.to_string(), metric, journal, estimate, (reused.len(), total));
     let reused: Vec<RunRecord> = reused.into_iter().cloned().collect();
     let result = futures::executor::block_on(run_bench(cfg, backend, &reused, &mut host));
     host.finish();
     result.map_err(|stopped| {
-        let kept = journal::read::<RunRecord>(journal.path()).map_or(0, |r| r.len());
-        let kept =
-            format!("{kept} finished run{} kept in {}", if kept == 1 { "" } else { "s" }, journal.path().display());
+        // The runs reused and those journaled since: every run of this bench the journal holds.
+        let kept = kept_text(reused.len() + journal.held() - held, journal);
         match stopped.reason {
             EngineError::Cancelled => {
                 eprintln!("{prefix}stopped: {kept}; run the same command again to resume from them");
@@ -147,22 +185,31 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !args.quiet {
         eprintln!("{}", fp.line(false));
     }
-    // Checked before any training: a report that cannot be written is refused now.
+    // Checked before any training: a report that cannot be written is refused now, and so is
+    // a journal there that another bench's runs are in.
     let out = AtomicFile::create(&args.out)?;
     let journal_path = journal::path_beside(&args.out, "runs");
-    let prior: Vec<RunRecord> = journal::read(&journal_path)?;
-    let mut journal = Journal::open(&journal_path)?;
+    let (mut journal, prior) = Journal::<RunRecord>::open(&journal_path)?;
+    if let Some(note) = journal.cut_note() {
+        eprintln!("{note}");
+    }
+    let planned = plans(&cfg, &backend);
+    refuse_foreign(prior.iter().filter(|r| !planned(r)).count(), &journal_path, "this bench would not reuse")?;
     super::signal::install()?;
     say_other_builds(&prior, &journal_path);
-    let ours = prior.iter().filter(|r| r.build == rdbench_engine::BUILD).count();
-    if ours > 0 && reusable(&cfg, &backend, &prior).is_empty() {
-        let path = journal_path.display();
-        eprintln!("the journal {path} holds {ours} runs of another config or backend: none is reused");
-    }
     warn_unreachable_alpha(&cfg);
+    let (reused, held) = (reusable(&cfg, &backend, &prior).len(), journal.held());
     let report = bench(&cfg, args, &backend, &mut journal, &prior, "")?;
     out.commit((report.to_json() + "\n").as_bytes()).map_err(|e| {
-        format!("{e}; the finished runs are kept in {}: the same command resumes from them", journal_path.display())
+        let kept = reused + journal.held() - held;
+        let total = report.runs.as_ref().map_or(kept, Vec::len);
+        let then = if kept >= total { "writes the report from them without training" } else { "trains the rest" };
+        format!(
+            "{e}\n{}; once {} can be written, this command {then}:\n  {}",
+            kept_text(kept, &journal),
+            args.out.display(),
+            super::this_command()
+        )
     })?;
     journal::remove(&journal_path)?;
     crate::out!("{}", crate::summary::bench::render(&report));

@@ -21,14 +21,16 @@ pub fn scale(args: &ScaleArgs) -> Result<(), Failure> {
                 .to_string()
                 .into());
         }
+        let inputs: Vec<(String, &Path)> =
+            args.from_reports.iter().map(|p| ("read by --from-reports".to_string(), p.as_path())).collect();
+        let outputs = Outputs::check(args, &inputs)?;
         let texts = from_reports(run, &args.from_reports)?;
-        let outputs = Outputs::create(args)?;
         return write(args, &build_scale(&texts)?, outputs, None);
     }
     let cfgs = configs(args)?;
     let backend = run.backend()?;
     fits(&cfgs, &backend, scale_bench_name)?;
-    let outputs = Outputs::create(args)?;
+    let outputs = Outputs::check(args, &[])?;
     let (texts, runs, benches) = run_benches(&cfgs, run, &backend, scale_bench_name)?;
     write(args, &build_scale(&texts)?, outputs, Some((&runs, &benches)))
 }
@@ -100,7 +102,14 @@ struct Outputs {
 }
 
 impl Outputs {
-    fn create(args: &ScaleArgs) -> Result<Outputs, Failure> {
+    /// The outputs and the journals beside `--out`: refused if two name one file or one is
+    /// among `inputs`, or if one cannot be written; all before any work.
+    fn check(args: &ScaleArgs, inputs: &[(String, &Path)]) -> Result<Outputs, Failure> {
+        let journals = ["runs", "benches"].map(|kind| crate::journal::path_beside(&args.run.out, kind));
+        let mut outputs: Vec<(String, &Path)> =
+            vec![("--out".into(), args.run.out.as_path()), ("--chart".into(), args.chart.as_path())];
+        outputs.extend(journals.iter().map(|j| ("the journal beside --out".to_string(), j.as_path())));
+        super::atomic::refuse_clashes(&outputs, inputs)?;
         Ok(Outputs { report: AtomicFile::create(&args.run.out)?, chart: AtomicFile::create(&args.chart)? })
     }
 }
@@ -111,7 +120,7 @@ fn write(
     args: &ScaleArgs,
     scale: &ScaleReport,
     outputs: Outputs,
-    journals: Option<(&Path, &Path)>,
+    journals: Option<(&Path, &crate::journal::Journal<rdbench_core::report::Report>)>,
 ) -> Result<(), Failure> {
     use plotters::prelude::*;
     let mut svg = String::new();

@@ -22,17 +22,19 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
     let run = &args.run;
     refuse_model_and_policy(run)?;
     if !args.from_reports.is_empty() {
+        let inputs: Vec<(String, &Path)> =
+            args.from_reports.iter().map(|p| ("read by --from-reports".to_string(), p.as_path())).collect();
+        let outputs = Outputs::check(args, &inputs)?;
         let texts = from_reports(run, &args.from_reports)?;
-        let outputs = Outputs::create(args)?;
         return write(args, &build_study(&texts)?, outputs, None);
     }
     let cfgs = configs(run)?;
     let backend = run.backend()?;
     fits(&cfgs, &backend, bench_name)?;
-    let outputs = Outputs::create(args)?;
-    let (texts, runs_path, benches_path) = run_benches(&cfgs, run, &backend, bench_name)?;
+    let outputs = Outputs::check(args, &[])?;
+    let (texts, runs_path, benches_journal) = run_benches(&cfgs, run, &backend, bench_name)?;
     let study = build_study(&texts)?;
-    write(args, &study, outputs, Some((&runs_path, &benches_path)))
+    write(args, &study, outputs, Some((&runs_path, &benches_journal)))
 }
 
 /// The texts of the bench reports at `paths`, each valid; no knob flag may come with them
@@ -45,7 +47,7 @@ pub(super) fn from_reports(run: &RunArgs, paths: &[PathBuf]) -> Result<Vec<Strin
     let texts = paths
         .iter()
         .map(|p| {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let text = super::input::read(p, "the report")?;
             valid_bench(&text, &p.display().to_string())?;
             Ok(text)
         })
@@ -64,17 +66,39 @@ pub(super) fn fits(cfgs: &[BenchConfig], backend: &Backend, name: fn(&BenchConfi
 /// Run the benches of `cfgs` one after another on `backend`, journaling every finished run
 /// and every finished bench beside `run.out`, and taking whole the benches a journal
 /// already holds (same config, backend and build, and valid). Returns the bench reports'
-/// texts in `cfgs`' order and the two journals (runs, benches), which the caller removes
-/// once its report is written.
+/// texts in `cfgs`' order, the runs' journal's path and the benches' journal, which the
+/// caller removes once its report is written.
 pub(super) fn run_benches(
     cfgs: &[BenchConfig],
     run: &RunArgs,
     backend: &Backend,
     name: fn(&BenchConfig) -> String,
-) -> Result<(Vec<String>, PathBuf, PathBuf), Failure> {
+) -> Result<(Vec<String>, PathBuf, Journal<Report>), Failure> {
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
-    let prior_runs: Vec<RunRecord> = journal::read(&runs_path)?;
-    let prior_benches: Vec<Report> = journal::read(&benches_path)?;
+    let (mut runs_journal, prior_runs) = Journal::<RunRecord>::open(&runs_path)?;
+    let (mut benches_journal, prior_benches) = Journal::<Report>::open(&benches_path)?;
+    for note in [runs_journal.cut_note(), benches_journal.cut_note()].into_iter().flatten() {
+        eprintln!("{note}");
+    }
+    // Journals another study's runs or benches are in are refused: writing this study's
+    // report would remove them.
+    let planners: Vec<_> = cfgs.iter().map(|cfg| super::run::plans(cfg, backend)).collect();
+    let foreign = prior_runs.iter().filter(|r| !planners.iter().any(|plans| plans(r))).count();
+    super::run::refuse_foreign(foreign, &runs_path, "no bench of this study would reuse")?;
+    let ours = |r: &Report| {
+        r.config.as_ref().is_some_and(|c| cfgs.contains(c))
+            && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
+    };
+    let n = prior_benches.iter().filter(|r| !ours(r)).count();
+    if n > 0 {
+        return Err(format!(
+            "the journal {} holds {n} finished bench report(s) of another study (another config or backend), which \
+             are kept: name another --out for this one (or move the journal away to start afresh); nothing was \
+             trained",
+            benches_path.display()
+        )
+        .into());
+    }
     super::run::say_other_builds(&prior_runs, &runs_path);
     // A finished bench is taken whole only from this build, and only if it validates.
     let build_of = |r: &Report| r.environment.as_ref().map_or(String::new(), |e| e.build.clone());
@@ -92,8 +116,6 @@ pub(super) fn run_benches(
             format!("bench report {} of the journal {} (move it away to start afresh)", i + 1, benches_path.display());
         valid_bench(&r.to_json(), &place)?;
     }
-    let mut runs_journal = Journal::open(&runs_path)?;
-    let mut benches_journal = Journal::<Report>::open(&benches_path)?;
     super::signal::install()?;
     warn_unreachable_alpha(&cfgs[0]);
 
@@ -132,7 +154,7 @@ pub(super) fn run_benches(
         );
         texts.push(report.to_json());
     }
-    Ok((texts, runs_path, benches_path))
+    Ok((texts, runs_path, benches_journal))
 }
 
 /// A bench report a study takes must validate: refused with validate's problems, named by
@@ -172,6 +194,26 @@ pub(super) struct Outputs {
 }
 
 impl Outputs {
+    /// Each output of `args` with the flag that names it.
+    pub(super) fn named(args: &StudyArgs) -> [(String, &Path); 3] {
+        [
+            ("--out".into(), args.run.out.as_path()),
+            ("--chart".into(), args.chart.as_path()),
+            ("--frontier-chart".into(), args.frontier_chart.as_path()),
+        ]
+    }
+
+    /// The outputs of `args` and the study's journals beside `--out`: refused if two name one
+    /// file or one is among `inputs`, or if one cannot be written; all before any work.
+    fn check(args: &StudyArgs, inputs: &[(String, &Path)]) -> Result<Outputs, Failure> {
+        let journals = ["runs", "benches"].map(|kind| journal::path_beside(&args.run.out, kind));
+        let mut outputs = Outputs::named(args).to_vec();
+        outputs.extend(journals.iter().map(|j| ("the journal beside --out".to_string(), j.as_path())));
+        super::atomic::refuse_clashes(&outputs, inputs)?;
+        Outputs::create(args)
+    }
+
+    /// Check each output writable ([`AtomicFile::create`]).
     pub(super) fn create(args: &StudyArgs) -> Result<Outputs, Failure> {
         Ok(Outputs {
             report: AtomicFile::create(&args.run.out)?,
@@ -181,16 +223,20 @@ impl Outputs {
     }
 }
 
-/// Write each file whole, in order (a failure says where the finished benches are kept),
-/// then remove the journals (`runs`, `benches`).
+/// Write each file whole, in order (a failure says where the finished benches are kept and
+/// the command that writes the outputs from them), then remove the journals.
 pub(super) fn commit<const N: usize>(
     files: [(AtomicFile, Vec<u8>); N],
-    journals: Option<(&Path, &Path)>,
+    journals: Option<(&Path, &Journal<Report>)>,
 ) -> Result<(), Failure> {
     let kept = |e: String| match journals {
-        Some((_, benches)) => {
-            format!("{e}; the finished benches are kept in {}: the same command resumes", benches.display())
-        }
+        Some((_, benches)) => format!(
+            "{e}\nthe journal {} holds {} finished bench report(s); once the outputs can be written, this command \
+             writes them from it without training:\n  {}",
+            benches.path().display(),
+            benches.held(),
+            super::this_command()
+        ),
         None => e,
     };
     for (file, bytes) in files {
@@ -198,7 +244,7 @@ pub(super) fn commit<const N: usize>(
     }
     if let Some((runs, benches)) = journals {
         journal::remove(runs)?;
-        journal::remove(benches)?;
+        journal::remove(benches.path())?;
     }
     Ok(())
 }
@@ -209,7 +255,7 @@ pub(super) fn write(
     args: &StudyArgs,
     study: &StudyReport,
     outputs: Outputs,
-    journals: Option<(&Path, &Path)>,
+    journals: Option<(&Path, &Journal<Report>)>,
 ) -> Result<(), Failure> {
     use plotters::prelude::*;
     let mut svg = String::new();

@@ -4,11 +4,8 @@
 
 use super::Failure;
 use crate::outln;
-use rdbench_core::report::{
-    MAX_REPORT_BYTES, is_scale, is_study, validate_json, validate_scale_json, validate_study_json,
-};
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use rdbench_core::report::{is_scale, is_study, validate_json, validate_scale_json, validate_study_json};
+use std::path::PathBuf;
 
 /// Flags of `validate`.
 #[derive(clap::Args, Debug)]
@@ -34,19 +31,6 @@ pub struct ValidateArgs {
     pub threads: Option<u16>,
 }
 
-/// The file's text, refusing more than a report can be (`/dev/zero` is not read to the end).
-fn read_capped(file: &Path) -> Result<String, String> {
-    let f = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let mut bytes = Vec::new();
-    f.take(MAX_REPORT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    if bytes.len() > MAX_REPORT_BYTES {
-        return Err(format!("{} is larger than {MAX_REPORT_BYTES} bytes: not a report", file.display()));
-    }
-    String::from_utf8(bytes).map_err(|e| format!("{} is not UTF-8 text: {e}", file.display()))
-}
-
 /// Which build made a report, in words.
 pub(super) fn made_by(value: &serde_json::Value) -> String {
     let env = &value["environment"];
@@ -62,7 +46,7 @@ pub(super) fn made_by(value: &serde_json::Value) -> String {
 
 pub fn validate(args: &ValidateArgs) -> i32 {
     let file = &args.file;
-    let text = match read_capped(file) {
+    let text = match super::input::read(file, "the report") {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");

@@ -37,7 +37,7 @@ pub struct WorkArgs {
 
 /// Read and check a plan file.
 pub(super) fn read_plan(path: &Path) -> Result<Plan, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the plan {}: {e}", path.display()))?;
+    let text = super::input::read(path, "the plan")?;
     Plan::from_json(&text).map_err(|e| format!("the plan {}: {e}", path.display()))
 }
 
@@ -48,8 +48,12 @@ pub(super) fn record_path(dir: &Path, key: &str) -> PathBuf {
 
 /// Read one record file, naming it if it is not a record.
 pub(super) fn read_record(path: &Path) -> Result<RunRecord, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not a run record: {e}", path.display()))
+    let text = super::input::read(path, "the record")?;
+    parse_record(&text, path)
+}
+
+fn parse_record(text: &str, path: &Path) -> Result<RunRecord, String> {
+    serde_json::from_str(text).map_err(|e| format!("{} is not a run record: {e}", path.display()))
 }
 
 /// Whether `run` is recorded in `dir` already: `Some(true)` by this build, `Some(false)` by
@@ -58,10 +62,8 @@ pub(super) fn read_record(path: &Path) -> Result<RunRecord, String> {
 /// otherwise be trusted by the merge, or overwritten).
 fn recorded(dir: &Path, run: &PlannedRun, backend: &str) -> Result<Option<bool>, String> {
     let path = record_path(dir, &run.key);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let rec = read_record(&path)?;
+    let Some(text) = super::input::read_optional(&path, "the record")? else { return Ok(None) };
+    let rec = parse_record(&text, &path)?;
     if !rec.is_run(&run.spec, backend, &run.run_hash) {
         return Err(format!("{} holds another run (backend {}): move it away", path.display(), rec.backend));
     }
@@ -104,6 +106,7 @@ impl Host for RecordHost<'_> {
 pub fn work(args: &WorkArgs) -> Result<(), Failure> {
     let plan = read_plan(&args.plan)?;
     let share = plan.share(args.index, args.of as usize)?;
+    let stage_runs = plan.stage_runs().len();
     let mut backend = rdbench_engine::backend::by_name(&plan.backend)?;
     if let Some(t) = args.threads {
         backend.threads = t as usize;
@@ -126,7 +129,7 @@ pub fn work(args: &WorkArgs) -> Result<(), Failure> {
     eprintln!(
         "{task}: {} of the {} {} runs; {} already recorded in {}",
         share.len(),
-        plan.stage_runs().len(),
+        stage_runs,
         plan.stage.as_str(),
         share.len() - todo.len(),
         args.records.display()
@@ -139,12 +142,11 @@ pub fn work(args: &WorkArgs) -> Result<(), Failure> {
         );
     }
     let mut host = RecordHost { dir: &args.records, quiet: args.quiet, failed: None, written: 0 };
-    // Bench by bench (a share is contiguous, so mostly one), each bench's runs in one call.
-    let mut benches: Vec<usize> = todo.iter().map(|r| r.bench).collect();
-    benches.dedup();
-    for b in benches {
-        let cfg = &plan.benches[b];
-        let specs: Vec<RunSpec> = todo.iter().filter(|r| r.bench == b).map(|r| r.spec.clone()).collect();
+    // Bench by bench (a share is contiguous, in bench order, so mostly one), each bench's runs
+    // in one call.
+    for runs in todo.chunk_by(|a, b| a.bench == b.bench) {
+        let cfg = &plan.benches[runs[0].bench];
+        let specs: Vec<RunSpec> = runs.iter().map(|r| r.spec.clone()).collect();
         if !args.quiet {
             eprintln!("{task}: {} | training {} runs", bench_name(cfg), specs.len());
         }

@@ -314,3 +314,57 @@ pub fn unsplit_json(v: Value) -> Value {
     }
     v
 }
+
+/// `rdbench args` started, its stdout dropped and its stderr piped.
+fn spawn<A: AsRef<std::ffi::OsStr>>(args: &[A]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rdbench"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Spawn `rdbench args`, failing the test if it runs longer than `limit_s`.
+pub fn rdbench_within(args: &[&str], limit_s: u64) -> (i32, String) {
+    use std::io::Read;
+    let mut child = spawn(args);
+    let t0 = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        if t0.elapsed().as_secs() > limit_s {
+            child.kill().unwrap();
+            panic!("{args:?} still running after {limit_s} s: it trains before checking its output");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (code, err)
+}
+
+/// Complete lines of a file (0 when it is not there): the runs a journal holds.
+pub fn lines(path: &std::path::Path) -> usize {
+    std::fs::read(path).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
+}
+
+/// Run `rdbench args` and interrupt it (SIGINT) once `journal` holds `at_least` lines, failing
+/// the test if it ends first. Returns its exit code and stderr.
+pub fn interrupted_once_journaled(
+    args: &[String],
+    journal: &std::path::Path,
+    at_least: usize,
+) -> (Option<i32>, String) {
+    let mut child = spawn(args);
+    let t0 = std::time::Instant::now();
+    while lines(journal) < at_least {
+        assert!(t0.elapsed().as_secs() < 300, "no run was journaled");
+        assert!(child.try_wait().unwrap().is_none(), "the bench ended before it could be interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let stopped = child.wait_with_output().unwrap();
+    (stopped.status.code(), String::from_utf8_lossy(&stopped.stderr).into_owned())
+}

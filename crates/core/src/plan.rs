@@ -8,6 +8,7 @@ use crate::config::BenchConfig;
 use crate::records::{ARMS, Arm, Phase, RunRecord, RunSpec, full_runs, slices, sweep_runs};
 use crate::report::sweep::{best_lr, sweep_means};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 /// Version of the plan file's schema.
 pub const PLAN_VERSION: u32 = 1;
@@ -83,26 +84,37 @@ fn planned(bench: usize, cfg: &BenchConfig, specs: Vec<RunSpec>) -> impl Iterato
 }
 
 /// The sweep runs of every bench, bench by bench, each arm's in the protocol's order.
-fn sweep_stage(benches: &[BenchConfig]) -> Vec<PlannedRun> {
-    benches
-        .iter()
-        .enumerate()
-        .flat_map(|(b, cfg)| {
-            ARMS.into_iter().flat_map(move |arm| planned(b, cfg, sweep_runs(arm, &cfg.lrs, cfg.n_sweep_seeds)))
-        })
-        .collect()
+fn sweep_stage(benches: &[BenchConfig]) -> impl Iterator<Item = PlannedRun> + '_ {
+    benches.iter().enumerate().flat_map(|(b, cfg)| {
+        ARMS.into_iter().flat_map(move |arm| planned(b, cfg, sweep_runs(arm, &cfg.lrs, cfg.n_sweep_seeds)))
+    })
 }
 
-/// The full runs of every bench at its arms' best lrs.
-fn full_stage(benches: &[BenchConfig], best: &[[f64; 2]]) -> Vec<PlannedRun> {
-    benches
-        .iter()
-        .zip(best)
-        .enumerate()
-        .flat_map(|(b, (cfg, lrs))| {
-            ARMS.into_iter().zip(lrs).flat_map(move |(arm, &lr)| planned(b, cfg, full_runs(arm, lr, cfg.n_seeds)))
-        })
-        .collect()
+/// The full runs of every bench at its arms' best lrs (none without best lrs).
+fn full_stage<'a>(benches: &'a [BenchConfig], best: &'a [[f64; 2]]) -> impl Iterator<Item = PlannedRun> + 'a {
+    benches.iter().zip(best).enumerate().flat_map(|(b, (cfg, lrs))| {
+        ARMS.into_iter().zip(lrs).flat_map(move |(arm, &lr)| planned(b, cfg, full_runs(arm, lr, cfg.n_seeds)))
+    })
+}
+
+/// A plan file's version, read before the rest (every other key is skipped unread).
+#[derive(Deserialize)]
+struct Version {
+    plan_version: Option<serde_json::Value>,
+}
+
+/// Check a plan's benches: at least one, one without a grid for a bench plan, each valid.
+fn check_benches(kind: PlanKind, benches: &[BenchConfig], grid: &[String]) -> Result<(), String> {
+    if benches.is_empty() {
+        return Err("a plan needs at least one bench".into());
+    }
+    if kind == PlanKind::Bench && grid.is_empty() && benches.len() != 1 {
+        return Err(format!("a bench plan without a grid has one bench, not {}", benches.len()));
+    }
+    for (i, c) in benches.iter().enumerate() {
+        c.validate().map_err(|e| format!("bench {}: {e}", i + 1))?;
+    }
+    Ok(())
 }
 
 /// What the merge found wrong: every run missing, every record not of the plan, every run
@@ -156,16 +168,8 @@ impl Plan {
     /// The sweep stage of `benches` on `backend` (each config valid), varying the knobs
     /// `grid` between its points.
     pub fn new(kind: PlanKind, backend: &str, benches: Vec<BenchConfig>, grid: Vec<String>) -> Result<Plan, String> {
-        if benches.is_empty() {
-            return Err("a plan needs at least one bench".into());
-        }
-        if kind == PlanKind::Bench && grid.is_empty() && benches.len() != 1 {
-            return Err(format!("a bench plan without a grid has one bench, not {}", benches.len()));
-        }
-        for (i, c) in benches.iter().enumerate() {
-            c.validate().map_err(|e| format!("bench {}: {e}", i + 1))?;
-        }
-        let runs = sweep_stage(&benches);
+        check_benches(kind, &benches, &grid)?;
+        let runs = sweep_stage(&benches).collect();
         Ok(Plan {
             plan_version: PLAN_VERSION,
             kind,
@@ -181,14 +185,19 @@ impl Plan {
     /// Read a plan file's text, checking that it is what this version plans: its version,
     /// valid configs, and runs equal to those its benches (and best lrs) give.
     pub fn from_json(text: &str) -> Result<Plan, String> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        match v.get("plan_version").and_then(|v| v.as_u64()) {
+        let text = crate::report::without_bom(text);
+        let version = match serde_json::from_str::<Version>(text) {
+            Ok(v) => v.plan_version,
+            Err(e) if e.is_syntax() || e.is_eof() => return Err(format!("not JSON: {e}")),
+            Err(_) => None,
+        };
+        match version.as_ref().and_then(|v| v.as_u64()) {
             Some(n) if n == PLAN_VERSION as u64 => {}
             Some(n) => return Err(format!("plan_version {n}: this rdbench reads version {PLAN_VERSION}")),
             None => return Err("no plan_version: not a plan (made by `rdbench plan`)".into()),
         }
-        let plan: Plan = serde_json::from_value(v).map_err(|e| format!("not a plan: {e}"))?;
-        let mut expect = Plan::new(plan.kind, &plan.backend, plan.benches.clone(), plan.grid.clone())?;
+        let plan: Plan = serde_json::from_str(text).map_err(|e| format!("not a plan: {e}"))?;
+        check_benches(plan.kind, &plan.benches, &plan.grid)?;
         if plan.stage == Phase::Full {
             if plan.best_lrs.len() != plan.benches.len() {
                 return Err(format!("{} benches but best lrs for {}", plan.benches.len(), plan.best_lrs.len()));
@@ -198,19 +207,24 @@ impl Plan {
                     return Err(format!("bench {}: best lr {lr} is not in its lr grid", i + 1));
                 }
             }
-            expect.stage = Phase::Full;
-            expect.best_lrs = plan.best_lrs.clone();
-            expect.runs.extend(full_stage(&plan.benches, &plan.best_lrs));
         }
-        if let Some((i, (got, want))) =
-            plan.runs.iter().zip(&expect.runs).enumerate().find(|(_, (got, want))| got != want)
-        {
-            return Err(format!("run {} is {}, but its bench plans {} there", i + 1, got.key, want.key));
+        // The runs its benches plan, compared one by one as they are made (never all held).
+        let best: &[[f64; 2]] = if plan.stage == Phase::Full { &plan.best_lrs } else { &[] };
+        let mut expect = sweep_stage(&plan.benches).chain(full_stage(&plan.benches, best));
+        let listed = plan.runs.len();
+        for (i, got) in plan.runs.iter().enumerate() {
+            match expect.next() {
+                Some(want) if *got == want => {}
+                Some(want) => {
+                    return Err(format!("run {} is {}, but its bench plans {} there", i + 1, got.key, want.key));
+                }
+                None => return Err(format!("{listed} runs listed, but its benches plan {i}")),
+            }
         }
-        if plan.runs.len() != expect.runs.len() {
-            return Err(format!("{} runs listed, but its benches plan {}", plan.runs.len(), expect.runs.len()));
+        match expect.count() {
+            0 => Ok(plan),
+            more => Err(format!("{listed} runs listed, but its benches plan {}", listed + more)),
         }
-        Ok(plan)
     }
 
     /// The plan file's text.
@@ -241,13 +255,8 @@ impl Plan {
     /// The runs `rdbench work` does in this stage, each once: grid points that differ only
     /// in knobs that change no run (`alpha`, say) share their runs.
     pub fn stage_runs(&self) -> Vec<&PlannedRun> {
-        let mut out: Vec<&PlannedRun> = Vec::new();
-        for r in self.runs.iter().filter(|r| r.spec.phase == self.stage) {
-            if !out.iter().any(|o| o.key == r.key) {
-                out.push(r);
-            }
-        }
-        out
+        let mut seen: HashSet<&str> = HashSet::with_capacity(self.runs.len());
+        self.runs.iter().filter(|r| r.spec.phase == self.stage && seen.insert(r.key.as_str())).collect()
     }
 
     /// Task `index` of `of`'s share of this stage's runs: contiguous, as even as possible,
@@ -278,29 +287,42 @@ impl Plan {
     ) -> Result<Vec<Vec<RunRecord>>, MergeProblems> {
         let mut found: Vec<Vec<(String, RunRecord)>> = vec![Vec::new(); self.runs.len()];
         let mut problems = MergeProblems::default();
+        // Each planned run by its key (grid points that share runs share keys): a record is
+        // found by its own key, so the check is linear in the runs and the records.
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::with_capacity(self.runs.len());
+        for (i, r) in self.runs.iter().enumerate() {
+            by_key.entry(r.key.as_str()).or_default().push(i);
+        }
+        let hashes = self.benches_by_hash();
         for (place, rec) in records {
             if rec.build != build {
                 problems.other_build.push((place, rec.build));
                 continue;
             }
             let spec = RunSpec { arm: rec.arm, phase: rec.phase, lr: rec.lr, seed: rec.seed };
-            let at: Vec<usize> = (0..self.runs.len())
+            let at: Vec<usize> = by_key
+                .get(record_key(&spec, &rec.run_hash).as_str())
+                .into_iter()
+                .flatten()
+                .copied()
                 .filter(|&i| rec.is_run(&self.runs[i].spec, backend, &self.runs[i].run_hash))
                 .collect();
             if !at.is_empty() {
                 for i in at {
                     found[i].push((place.clone(), rec.clone()));
                 }
-            } else if !self.could_plan(&spec, &rec.run_hash) || rec.backend != backend {
-                problems.foreign.push((place, self.why_foreign(&rec, backend)));
+            } else if !self.could_plan(&hashes, &spec, &rec.run_hash) || rec.backend != backend {
+                problems.foreign.push((place, self.why_foreign(&hashes, &rec, backend)));
             }
         }
+        // A key shared by grid points is named once.
+        let mut named: HashSet<&str> = HashSet::new();
         for (run, places) in self.runs.iter().zip(&found) {
-            let named = |list: &[String]| list.contains(&run.key);
+            if places.len() == 1 || !named.insert(run.key.as_str()) {
+                continue;
+            }
             match places.len() {
-                0 if !named(&problems.missing) => problems.missing.push(run.key.clone()),
-                0 | 1 => {}
-                _ if problems.repeated.iter().any(|(k, _)| *k == run.key) => {}
+                0 => problems.missing.push(run.key.clone()),
                 _ => problems.repeated.push((run.key.clone(), places.iter().map(|(p, _)| p.clone()).collect())),
             }
         }
@@ -315,11 +337,20 @@ impl Plan {
         Ok(out)
     }
 
-    /// Whether some stage of this plan could plan a run of `spec` with `run_hash`.
-    fn could_plan(&self, spec: &RunSpec, run_hash: &str) -> bool {
-        self.benches.iter().any(|cfg| {
-            cfg.run_hash() == run_hash
-                && cfg.lrs.contains(&spec.lr)
+    /// The benches of each run hash.
+    fn benches_by_hash(&self) -> HashMap<String, Vec<usize>> {
+        let mut out: HashMap<String, Vec<usize>> = HashMap::new();
+        for (b, cfg) in self.benches.iter().enumerate() {
+            out.entry(cfg.run_hash()).or_default().push(b);
+        }
+        out
+    }
+
+    /// Whether some stage of this plan could plan a run of `spec` with `run_hash`
+    /// (`hashes`: [`Plan::benches_by_hash`]).
+    fn could_plan(&self, hashes: &HashMap<String, Vec<usize>>, spec: &RunSpec, run_hash: &str) -> bool {
+        hashes.get(run_hash).into_iter().flatten().map(|&b| &self.benches[b]).any(|cfg| {
+            cfg.lrs.contains(&spec.lr)
                 && match spec.phase {
                     Phase::Sweep => sweep_runs(spec.arm, &cfg.lrs, cfg.n_sweep_seeds).contains(spec),
                     Phase::Full => full_runs(spec.arm, spec.lr, cfg.n_seeds).contains(spec),
@@ -328,11 +359,11 @@ impl Plan {
     }
 
     /// Why `rec` is not a run of this plan, in words.
-    fn why_foreign(&self, rec: &RunRecord, backend: &str) -> String {
+    fn why_foreign(&self, hashes: &HashMap<String, Vec<usize>>, rec: &RunRecord, backend: &str) -> String {
         if rec.backend != backend {
             return format!("ran on {}, the plan on {backend}", rec.backend);
         }
-        if !self.benches.iter().any(|c| c.run_hash() == rec.run_hash) {
+        if !hashes.contains_key(&rec.run_hash) {
             return format!("its run hash {} is no bench's of the plan (another config)", rec.run_hash);
         }
         let spec = RunSpec { arm: rec.arm, phase: rec.phase, lr: rec.lr, seed: rec.seed };

@@ -78,7 +78,14 @@ pub fn parse_selection(text: &str) -> Result<Selection, String> {
             Ok(Selection::Count(n))
         };
     }
-    let runs = text.split(',').map(|r| parse_run(r.trim())).collect::<Result<Vec<_>, _>>()?;
+    let texts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let runs = texts.iter().map(|r| parse_run(r)).collect::<Result<Vec<_>, _>>()?;
+    // The same run named twice (`0.01` and `1e-2` are one lr) is a slip: refused, not merged.
+    for (i, run) in runs.iter().enumerate() {
+        if let Some(j) = runs[..i].iter().position(|r| r == run) {
+            return Err(format!("{:?} and {:?} name the same run", texts[j], texts[i]));
+        }
+    }
     Ok(Selection::Named(runs))
 }
 
@@ -244,6 +251,10 @@ mod tests {
         assert_eq!(runs[0], (None, RunSpec { arm: Arm::Idea, phase: Phase::Full, lr: 0.01, seed: 3 }));
         assert_eq!(runs[1].0.as_ref().unwrap()[1], "gru");
         assert_eq!(runs[1].1.lr, 0.001);
+        assert_eq!(
+            parse_selection("idea/full/0.01/3, idea/full/1e-2/3"),
+            Err("\"idea/full/0.01/3\" and \"idea/full/1e-2/3\" name the same run".into())
+        );
         for bad in ["idea/full/0.01", "ideas/full/0.01/3", "idea/full/-1/3", "idea/full/0.01/x", "idea/test/0.01/3"] {
             assert!(parse_selection(bad).is_err(), "{bad}");
         }

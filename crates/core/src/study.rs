@@ -309,6 +309,7 @@ pub(crate) fn parse_reports(texts: &[String], what: &str) -> Result<(Vec<Report>
     let mut reports = Vec::with_capacity(texts.len());
     let mut values = Vec::with_capacity(texts.len());
     for (i, t) in texts.iter().enumerate() {
+        let t = crate::report::without_bom(t);
         let v: Value = serde_json::from_str(t).map_err(|e| format!("report {}: not JSON: {e}", i + 1))?;
         let r = Report::from_json(t).map_err(|e| format!("report {}: not a bench report: {e}", i + 1))?;
         if r.config.is_none() || r.runs.is_none() {

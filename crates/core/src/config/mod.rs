@@ -12,10 +12,10 @@ mod schema;
 
 pub use crate::policy::Policy;
 pub use knobs::{IntBound, KNOBS, Knob, KnobKind, MAX_DATA_SEED, Slider, knob};
-pub use parse::{parse_page_texts, parse_texts, value_text};
+pub use parse::{parse_page_texts, parse_texts, parse_value, value_text};
 pub use schema::{PRESETS, Preset, schema};
 
-use parse::{parse_value, range_msg};
+use parse::range_msg;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -9,12 +9,8 @@ pub(super) fn range_msg(lo: impl fmt::Display, hi: impl fmt::Display, got: impl 
     format!("must be between {lo} and {hi} (got {got})")
 }
 
-/// float32's smallest normal and largest finite values, as f64 (the lr range).
-const F32_NORMAL_MIN: f64 = f32::MIN_POSITIVE as f64;
-const F32_MAX: f64 = f32::MAX as f64;
-
 /// Parse one knob's text into its JSON value (range checks that need the track come later).
-pub(super) fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
+pub fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
     let t = text.trim();
     match k.kind {
         KnobKind::Int { min, max } => {
@@ -69,12 +65,14 @@ pub(super) fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
             }
             let mut lrs: Vec<f64> = Vec::new();
             for part in t.split(',').map(str::trim) {
-                // Training is float32: an lr outside f32's normal range is 0, subnormal or
-                // infinite there. Huge finite ones are accepted: they are how divergence is tested.
+                // Training is float32: an lr whose float32 is not normal is 0, subnormal or
+                // infinite there. Huge finite ones are accepted: they are how divergence is
+                // tested. The bounds are float32's own, as they print (3.4028235e38 rounds to
+                // f32::MAX, though as an f64 it lies just above it).
                 let Some(lr) = part.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0) else {
                     return Err(format!("every lr must be a positive finite number (got {part:?})"));
                 };
-                if !(F32_NORMAL_MIN..=F32_MAX).contains(&lr) {
+                if !(lr as f32).is_normal() {
                     return Err(format!(
                         "every lr must lie in float32's normal range, {:e} to {:e}: training is float32 \
                          (got {part})",
@@ -82,8 +80,8 @@ pub(super) fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
                         f32::MAX
                     ));
                 }
-                if lrs.contains(&lr) {
-                    return Err(format!("lr {part} is listed twice"));
+                if let Some(same) = lrs.iter().find(|&&l| l == lr) {
+                    return Err(format!("lr {part} is listed twice (both are {same})"));
                 }
                 lrs.push(lr);
             }

@@ -73,10 +73,13 @@ fn edge_values() {
         ("lrs", "NaN"),
         ("lrs", "inf"),
         ("lrs", "0.01,0.01"),
+        ("lrs", "0.01,1e-2"),
         // 0, subnormal and infinite in float32, which training runs in.
         ("lrs", "1e-320"),
         ("lrs", "1e-39"),
         ("lrs", "0.01,1e39"),
+        ("lrs", "3.4028236e38"),
+        ("lrs", "1.1754942e-38"),
         ("tau", "0"),
         ("tau", "inf"),
         ("alpha", "1"),
@@ -92,6 +95,10 @@ fn edge_values() {
     let ok = parse_texts([("batch_size", "320"), ("k_max", "80"), ("lrs", " 0.5 , 2 "), ("alpha", "0.999")]);
     assert_eq!(ok.unwrap().lrs, vec![0.5, 2.0]);
     assert_eq!(parse_texts([("lrs", "1.2e-38,1e30")]).unwrap().lrs, vec![1.2e-38, 1e30]);
+    // float32's bounds as they print (the message's) are accepted: each rounds to a normal float32.
+    assert_eq!(parse_texts([("lrs", "1.1754944e-38,3.4028235e38")]).unwrap().lrs, vec![1.1754944e-38, 3.4028235e38]);
+    let errs = parse_texts([("lrs", "0.01,1e-2")]).unwrap_err();
+    assert_eq!(errs[0].message, "lr 1e-2 is listed twice (both are 0.01)");
     // The lr is named as typed, not as a 320-digit decimal.
     let errs = parse_texts([("lrs", "1e-320")]).unwrap_err();
     assert_eq!(

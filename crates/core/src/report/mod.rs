@@ -22,8 +22,16 @@ use serde::{Deserialize, Serialize};
 /// Schema version written and accepted.
 pub const BENCH_VERSION: u32 = 1;
 
-/// Largest report (or study report) file accepted: a real 32-seed report is a few MB.
+/// Largest file any input is read from: a report or study report (a real 32-seed report is
+/// a few MB), and on the CLI also a plan, a run record and a journal. A larger one is refused
+/// unread.
 pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
+
+/// `text` less a leading UTF-8 byte-order mark, which many editors write and many JSON
+/// readers skip: every JSON input is read through this.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -414,7 +422,7 @@ impl Report {
 
     /// Parse a report, naming the JSON path of the first thing that does not fit.
     pub fn from_json(text: &str) -> Result<Report, String> {
-        let de = &mut serde_json::Deserializer::from_str(text);
+        let de = &mut serde_json::Deserializer::from_str(without_bom(text));
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             format!("at {}: {}", if path == "." { "top level".into() } else { path }, e.inner())

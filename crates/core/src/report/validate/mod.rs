@@ -125,6 +125,7 @@ pub fn is_scale(v: &Value) -> bool {
 
 /// Validate bench report text; on success return the parsed report.
 pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
+    let text = super::without_bom(text);
     let mut c = Checker::default();
     let Some(value) = parse(text, &mut c) else { return Err(c.problems) };
     if is_study(&value) {

@@ -32,6 +32,7 @@ fn validate_merged<T: Serialize + DeserializeOwned>(
     build: fn(&[String]) -> Result<T, String>,
     parts: fn(&T) -> (u32, &Vec<serde_json::Value>),
 ) -> Result<T, Vec<Problem>> {
+    let text = crate::report::without_bom(text);
     let mut c = Checker::default();
     let Some(value) = parse(text, &mut c) else { return Err(c.problems) };
     if value.get(key).is_none() {
