@@ -157,9 +157,12 @@ pub fn linear_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
             let decimals = (1 - step_exp).clamp(0, 12) as usize;
             unsigned_zero(trim(&format!("{v:.decimals$}")).to_string())
         } else {
-            // Digits from this value's magnitude down to a tenth of the step.
+            // Digits from this value's magnitude down to a tenth of the step, of the round
+            // value the tick stands for (see `tick`).
             let exp = v.abs().log10().floor() as i32;
-            sig(*v, (exp - step_exp + 2).clamp(1, 12) as usize)
+            let digits = (exp - step_exp + 2).clamp(1, 12) as usize;
+            let round: f64 = format!("{v:.p$e}", p = digits - 1).parse().unwrap_or(*v);
+            sig(round, digits)
         }
     }
 }
@@ -204,6 +207,11 @@ mod tests {
         assert_eq!(log(&5000.0000001), "5000");
         let narrow = log_ticks(0.5, 1.1);
         assert_eq!(narrow(&0.7000000000001), "0.7");
+        // A linear axis in exponent form: a tick off its value by a rounding error.
+        let lin = linear_ticks(-2e-5, 2e-5);
+        assert_eq!(lin(&1.0000000000001e-5), "1e-5");
+        assert_eq!(lin(&-0.9999999999999e-5), "-1e-5");
+        assert_eq!(lin(&1.5e-5), "1.5e-5");
     }
 
     #[test]
