@@ -40,7 +40,10 @@ test('Re-check: runs of the report trained again in the browser give their recor
   const native = nativeReport(report.config);
   await loadReport(page, 'native.json', JSON.stringify(native));
   result = await recheck(page, '1');
-  assert(/^Re-ran 1 run \(drawn with seed \d+: [a-z]+\/[a-z]+\/[\d.e-]+\/\d+\)/.test(result), `draw named: ${result}`);
+  // An idea run's chained reversal defects amplify wasm's rounding past 1e-4 (measured: 0.0572
+  // native vs 0.0595 wasm), so a drawn idea run may differ: either way the draw and the
+  // tolerance, with why, are named.
+  assert(/^(Re-ran 1 run|1 of the 1 run re-run) \(drawn with seed \d+: [a-z]+\/[a-z]+\/[\d.e-]+\/\d+\)/.test(result), `draw named: ${result}`);
   assert(result.includes('within a relative 1e-4 (the report was made natively, and wasm rounds differently)'), `native: ${result}`);
 
   // Cancel ends it at once and leaves the row usable.
