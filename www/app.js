@@ -5,6 +5,7 @@ import { createControls } from './controls.js';
 import { createEngine, parseWorkers } from './engine-client.js';
 import { createResults } from './results.js';
 import { createCompare } from './compare.js';
+import { createScale } from './scale.js';
 import { createStudy } from './study.js';
 import { createRecheck } from './recheck.js';
 import { $ } from './dom.js';
@@ -83,8 +84,8 @@ function rerunConfig(config) {
 // meanwhile (pasted, back/forward) or a report's "Rerun config" is refused, said so, and the
 // URL put back to the running bench's.
 
-/** A bench or the study is running (or the study is measuring before its start). */
-const isRunning = () => engine.state.running || Boolean(study?.state.running);
+/** A bench, the study or the scale study is running (or measuring before its start). */
+const isRunning = () => engine.state.running || Boolean(study?.state.running) || Boolean(scale?.state.running);
 
 function keepRunningSettings(what) {
   if (controls && location.hash !== controls.hash()) history.replaceState(null, '', controls.hash());
@@ -93,8 +94,10 @@ function keepRunningSettings(what) {
 
 // ---------------------------------------------------------------- run state
 let study = null;
+let scale = null;
 function refreshRunState() {
-  // The study (study.js) runs benches on its own engine: one at a time on the page.
+  // The study (study.js) and the scale study (scale.js) run benches on engines of their own:
+  // one at a time on the page.
   const running = isRunning();
   const current = controls?.current;
   const errors = current?.errors ?? [];
@@ -470,6 +473,7 @@ async function init() {
   for (const id of ['cancel', 'cancel-run']) {
     $(id).addEventListener('click', () => {
       if (study?.state.running) return study.cancel();
+      if (scale?.state.running) return scale.cancel();
       engine.cancel();
       results.setPhase('cancelling…');
     });
@@ -495,12 +499,16 @@ async function init() {
     },
   });
   window.rdbench.controls = controls;
-  study = createStudy({
-    charts, getStart: nextStart, isBusy: () => engine.state.running, banner, onState: refreshRunState,
-    confirm: (e) => (asks(e) ? confirmLong(e, { what: 'study' }) : Promise.resolve(true)),
+  const series = (what, other) => ({
+    charts, getStart: nextStart, isBusy: () => engine.state.running || Boolean(other()?.state.running), banner,
+    onState: refreshRunState,
+    confirm: (e) => (asks(e) ? confirmLong(e, { what }) : Promise.resolve(true)),
   });
+  study = createStudy(series('study', () => scale));
+  scale = createScale(JSON.parse(m.config_schema()), series('scale study', () => study));
   window.rdbench.study = study.state;
   window.rdbench.studyEngine = study.engine;
+  window.rdbench.scale = scale.state;
   await results.ready;
   loadFromHash();
   // A link pasted into this tab, or back/forward: the form follows the URL. (The page's own

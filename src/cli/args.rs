@@ -124,7 +124,7 @@ impl clap::Args for StudyArgs {
 
 /// The scale study's defaults where they are not the knob table's: the adding problem (the
 /// long-memory track), both models, and a protocol small enough that the default lengths
-/// (`SCALE_SEQ_LENS`) take about ten minutes on 2 cores (the CLI's own estimate: 9.5 min).
+/// (`SCALE_SEQ_LENS`) take about ten minutes on 2 cores (measured: docs/STUDY.md).
 pub const SCALE_DEFAULTS: [(&str, &str); 6] = [
     ("track", "adding"),
     ("model", "rnn_small,rev_ode_small"),
@@ -135,7 +135,7 @@ pub const SCALE_DEFAULTS: [(&str, &str); 6] = [
 ];
 
 /// The scale study's default lengths.
-pub const SCALE_SEQ_LENS: &str = "100,1000,10000";
+pub const SCALE_SEQ_LENS: &str = "100,1000,3000";
 
 /// Flags of `scale`: those of `run` (`--track` and `--model` may list several,
 /// comma-separated; `--seq-len` is replaced by `--seq-lens`) plus `--chart` and
@@ -186,8 +186,8 @@ impl clap::Args for ScaleArgs {
             .mut_arg("seq_len", |a| a.hide(true))
             .arg(Arg::new("seq_lens").long("seq-lens").value_name("T,T,..").default_value(SCALE_SEQ_LENS).help(
                 "The sequence lengths, comma-separated (0 is the track's default). The defaults (this, the \
-                         adding problem, both models, 4 seeds, 1 sweep seed, lr 0.01, 3 epochs) take about ten \
-                         minutes on 2 cores by the CLI's own estimate.",
+                         adding problem, both models, 4 seeds, 1 sweep seed, lr 0.01, 3 epochs) took 14 min on a \
+                         loaded 2-core machine (docs/STUDY.md); T = 10000 adds about an hour.",
             ))
             .arg(
                 Arg::new("chart")

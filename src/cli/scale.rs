@@ -10,7 +10,7 @@ use super::atomic::AtomicFile;
 use super::study::{fits, from_reports, run_benches};
 use crate::outln;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::scale::{ScaleReport, build_scale, scale_bench_name};
+use rdbench_core::scale::{ScaleReport, bench_grid, build_scale, scale_bench_name};
 use std::path::Path;
 
 pub fn scale(args: &ScaleArgs) -> Result<(), Failure> {
@@ -45,9 +45,8 @@ fn list<'a>(texts: &'a [(String, String)], key: &str, flag: &str) -> Result<Vec<
     Ok(values)
 }
 
-/// The benches: every track, then every length, then every model (so that an interrupted
-/// study has both models at its shorter lengths), each config checked, the lengths named by
-/// `--seq-lens` in their errors; two lengths that resolve to the same T are refused.
+/// The benches (`bench_grid`), each config parsed from the knob texts as `run` parses them,
+/// the lengths named by `--seq-lens` in their errors.
 fn configs(args: &ScaleArgs) -> Result<Vec<BenchConfig>, Failure> {
     if args.run.texts.iter().any(|(k, _)| k == "seq_len") {
         return Err("--seq-len is not a scale flag: a scale study sets T per bench (--seq-lens)".to_string().into());
@@ -56,42 +55,18 @@ fn configs(args: &ScaleArgs) -> Result<Vec<BenchConfig>, Failure> {
     texts.push(("seq_len".into(), args.seq_lens.clone()));
     let (tracks, models) = (list(&texts, "track", "--track")?, list(&texts, "model", "--model")?);
     let lens = list(&texts, "seq_len", "--seq-lens")?;
-    let mut cfgs = Vec::new();
-    for track in &tracks {
-        let mut seen: Vec<(usize, &str)> = Vec::new();
-        for len in &lens {
-            for model in &models {
-                let at = |k: &str, v: &str| match k {
-                    "track" => track.to_string(),
-                    "model" => model.to_string(),
-                    "seq_len" => len.to_string(),
-                    _ => v.to_string(),
-                };
-                let point = texts.iter().map(|(k, v)| (k.clone(), at(k, v))).collect();
-                let cfg = RunArgs {
-                    texts: point,
-                    backend: String::new(),
-                    threads: None,
-                    out: Default::default(),
-                    quiet: true,
-                }
-                .config()
-                .map_err(|e| e.replace("--seq-len:", "--seq-lens:"))?;
-                let t = cfg.resolved_seq_len().unwrap_or(cfg.seq_len);
-                match seen.iter().find(|(s, l)| *s == t && l != len) {
-                    Some((_, other)) => {
-                        return Err(format!(
-                            "invalid value for --seq-lens: {other} and {len} are both T = {t} on {track} (0 is the \
-                             track's default)"
-                        )
-                        .into());
-                    }
-                    None => seen.push((t, len)),
-                }
-                cfgs.push(cfg);
-            }
-        }
-    }
+    let cfgs = bench_grid(&tracks, &lens, &models, "--seq-lens", |track, len, model| {
+        let at = |k: &str, v: &str| match k {
+            "track" => track.to_string(),
+            "model" => model.to_string(),
+            "seq_len" => len.to_string(),
+            _ => v.to_string(),
+        };
+        let point = texts.iter().map(|(k, v)| (k.clone(), at(k, v))).collect();
+        RunArgs { texts: point, backend: String::new(), threads: None, out: Default::default(), quiet: true }
+            .config()
+            .map_err(|e| e.replace("--seq-len:", "--seq-lens:"))
+    })?;
     Ok(cfgs)
 }
 
@@ -126,7 +101,7 @@ fn write(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, rdbench_page::scale_chart::size(scale)).into_drawing_area();
-        rdbench_page::scale_chart::draw(&root, scale, rdbench_page::style::Scale(1.0))?;
+        rdbench_page::scale_chart::draw(&root, scale, rdbench_page::style::Scale(1.0), false)?;
         root.present().map_err(|e| format!("cannot draw the scale charts: {e:?}"))?;
     }
     let files = [(outputs.chart, svg.into_bytes()), (outputs.report, (scale.to_json() + "\n").into_bytes())];

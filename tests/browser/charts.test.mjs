@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
-import { loadReport, QUICK, QUICK_TEXT, REFERENCE } from './helpers.mjs';
+import { labelProblems, loadReport, QUICK, QUICK_TEXT, REFERENCE } from './helpers.mjs';
 
 test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide', async () => {
   // A 64-seed report with nearly equal values (crowded seed labels) besides the real ones.
@@ -20,7 +20,7 @@ test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide'
       await loadReport(page, `${name.replaceAll(' ', '-')}.json`, text);
       await page.waitForFunction(() => Object.keys(window.rdbench.drawn).length >= 5);
       await page.waitForTimeout(400); // a redraw after a size change is debounced
-      const bad = await page.evaluate(() => {
+      const { widths, drawn } = await page.evaluate(() => {
         const out = [];
         // What was recorded is what is on screen: drawn for the canvas's current size.
         for (const [chart, id] of [['per_seed', 'chart-per-seed'], ['sweep', 'chart-sweep'], ['mechanism', 'chart-mechanism'], ['null', 'chart-null'], ['frontier', 'chart-frontier']]) {
@@ -29,20 +29,11 @@ test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide'
           const want = Math.round(c.clientWidth * devicePixelRatio);
           if (window.rdbench.drawn[chart].width !== want) out.push(`${chart}: drawn ${window.rdbench.drawn[chart].width} px wide, shown ${want}`);
         }
-        for (const [chart, d] of Object.entries(window.rdbench.drawn)) {
-          // The live chart, and a chart shown as a line of text (nothing to draw), have no labels to check.
-          if (chart === 'live' || d.note) continue;
-          const L = d.labels;
-          if (!L.length) out.push(`${chart}: no labels recorded`);
-          L.forEach((a, i) => {
-            if (a.x0 < -1 || a.y0 < -1 || a.x1 > d.width + 1 || a.y1 > d.height + 1) out.push(`${chart}: "${a.text}" leaves the ${d.width}x${d.height} canvas (${a.x0},${a.y0})-(${a.x1},${a.y1})`);
-            for (const b of L.slice(i + 1)) {
-              if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) out.push(`${chart}: "${a.text}" overlaps "${b.text}"`);
-            }
-          });
-        }
-        return out;
+        return { widths: out, drawn: window.rdbench.drawn };
       });
+      // The live chart, and a chart shown as a line of text (nothing to draw), have no labels to check.
+      const bad = [...widths, ...Object.entries(drawn).filter(([chart, d]) => chart !== 'live' && !d.note)
+        .flatMap(([chart, d]) => labelProblems(chart, d))];
       assert(bad.length === 0, `${name} at ${width}px:\n${bad.join('\n')}`);
       if (name === 'quick report') await page.locator('#charts').screenshot({ path: join(ARTIFACTS, `charts-${width}.png`) });
     }

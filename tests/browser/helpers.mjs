@@ -151,3 +151,18 @@ export const inView = (page, sel) => page.$eval(sel, (e) => {
   const r = e.getBoundingClientRect();
   return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth;
 });
+
+/** What is wrong with the labels of a drawn chart (`{width, height, labels}` as the charts
+ *  wasm returns it): a label leaving the canvas or overlapping another, in words. */
+export function labelProblems(chart, d) {
+  const out = [];
+  const L = d.labels;
+  if (!L.length) out.push(`${chart}: no labels recorded`);
+  L.forEach((a, i) => {
+    if (a.x0 < -1 || a.y0 < -1 || a.x1 > d.width + 1 || a.y1 > d.height + 1) out.push(`${chart}: "${a.text}" leaves the ${d.width}x${d.height} canvas (${a.x0},${a.y0})-(${a.x1},${a.y1})`);
+    for (const b of L.slice(i + 1)) {
+      if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) out.push(`${chart}: "${a.text}" overlaps "${b.text}"`);
+    }
+  });
+  return out;
+}

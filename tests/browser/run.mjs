@@ -24,6 +24,7 @@ import './resume.test.mjs';
 import './webgpu.test.mjs';
 import './workers.test.mjs';
 import './study.test.mjs';
+import './scale.test.mjs';
 import './long.test.mjs';
 import './recheck.test.mjs';
 

@@ -125,6 +125,40 @@ pub fn scale_bench_name(c: &BenchConfig) -> String {
     format!("{} {} T = {}", c.track, c.model, c.resolved_seq_len().unwrap_or(c.seq_len))
 }
 
+/// The benches of a scale study: every track, then every length, then every model (so that
+/// an interrupted study has both models at its shorter lengths), each made by `make(track,
+/// length, model)`; two lengths that resolve to the same T on a track are refused, the
+/// error led by `lens_name` (the CLI's flag, the page's field).
+pub fn bench_grid(
+    tracks: &[&str],
+    lens: &[&str],
+    models: &[&str],
+    lens_name: &str,
+    mut make: impl FnMut(&str, &str, &str) -> Result<BenchConfig, String>,
+) -> Result<Vec<BenchConfig>, String> {
+    let mut cfgs = Vec::new();
+    for track in tracks {
+        let mut seen: Vec<(usize, &str)> = Vec::new();
+        for len in lens {
+            for model in models {
+                let cfg = make(track, len, model)?;
+                let t = cfg.resolved_seq_len().unwrap_or(cfg.seq_len);
+                match seen.iter().find(|(s, l)| *s == t && l != len) {
+                    Some((_, other)) => {
+                        return Err(format!(
+                            "invalid value for {lens_name}: {other} and {len} are both T = {t} on {track} (0 is \
+                             the track's default)"
+                        ));
+                    }
+                    None => seen.push((t, len)),
+                }
+                cfgs.push(cfg);
+            }
+        }
+    }
+    Ok(cfgs)
+}
+
 /// Track, model and length blanked: what a scale study's benches share.
 fn scale_shared(c: BenchConfig) -> BenchConfig {
     BenchConfig { track: String::new(), model: String::new(), seq_len: 0, ..c }

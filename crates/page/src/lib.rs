@@ -14,6 +14,8 @@ pub mod null;
 pub mod per_seed;
 pub mod scale_chart;
 #[cfg(target_arch = "wasm32")]
+pub mod scale_view;
+#[cfg(target_arch = "wasm32")]
 pub mod study;
 pub mod study_chart;
 pub mod style;

@@ -104,8 +104,8 @@ fn lines(chart: ScaleChart, rows: &[&ScaleRow]) -> Vec<Line> {
 fn describe(chart: ScaleChart, rows: &[&ScaleRow]) -> (String, String) {
     match chart {
         ScaleChart::States => ("hidden states held".into(), "states held at the peak".into()),
-        ScaleChart::CellEvals => ("cell evaluations".into(), "cell evaluations (forward + reversal)".into()),
-        ScaleChart::Cosine => ("gradient cosine against dense BPTT".into(), "gradient cosine".into()),
+        ScaleChart::CellEvals => ("cell evaluations".into(), "forward + reversal cells".into()),
+        ScaleChart::Cosine => ("gradient cosine to dense BPTT".into(), "gradient cosine".into()),
         ScaleChart::Metric => {
             let m = rows.first().map_or("test metric".to_string(), |r| r.outcome.metric.clone());
             (format!("mean {m} per arm"), m)
@@ -182,25 +182,44 @@ fn plot<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
     Ok(points)
 }
 
-/// Every chart of `scale`: a row per chart and track, a column per model (side by side).
-pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, scale: &ScaleReport, s: Scale) -> Result<(), String> {
+/// Every chart of `scale`: a row per chart and track, a column per model (side by side), or
+/// every panel one above the other when `stacked` (a phone); returns the hover points.
+pub fn draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    scale: &ScaleReport,
+    s: Scale,
+    stacked: bool,
+) -> Result<Vec<Hover>, String> {
     area.fill(&WHITE).map_err(err("scale charts"))?;
-    let cols = scale.models.len().max(1);
-    let panels = area.split_evenly((SCALE_CHARTS.len() * scale.tracks.len().max(1), cols));
+    let (rows, cols) = grid(scale, stacked);
+    let panels = area.split_evenly((rows, cols));
     let mut panel = panels.iter();
+    let mut points = Vec::new();
     for track in &scale.tracks {
         for chart in SCALE_CHARTS {
             for model in &scale.models {
                 let rows = scale.line(track, model);
                 let scope = if scale.tracks.len() > 1 { format!("{track} {model}") } else { model.clone() };
-                draw_panel(panel.next().expect("a panel per chart"), chart, &rows, &scope, s)?;
+                points.extend(draw_panel(panel.next().expect("a panel per chart"), chart, &rows, &scope, s)?);
             }
         }
     }
-    Ok(())
+    Ok(points)
 }
 
-/// The size in pixels of `scale`'s charts drawn by [`draw`] at scale 1.
+/// Panel rows and columns of [`draw`].
+fn grid(scale: &ScaleReport, stacked: bool) -> (usize, usize) {
+    let (models, rows) = (scale.models.len().max(1), SCALE_CHARTS.len() * scale.tracks.len().max(1));
+    if stacked { (rows * models, 1) } else { (rows, models) }
+}
+
+/// The size in pixels of `scale`'s charts drawn by [`draw`] at scale 1, side by side.
 pub fn size(scale: &ScaleReport) -> (u32, u32) {
-    (600 * scale.models.len().max(1) as u32, 340 * (SCALE_CHARTS.len() * scale.tracks.len().max(1)) as u32)
+    let (rows, cols) = grid(scale, false);
+    (600 * cols as u32, 340 * rows as u32)
+}
+
+/// Panel rows of [`draw`] (the page sizes its canvas by them).
+pub fn panel_rows(scale: &ScaleReport, stacked: bool) -> usize {
+    grid(scale, stacked).0
 }

@@ -46,7 +46,7 @@ pub fn canvas_backend(canvas: HtmlCanvasElement) -> Result<(Recorder<CanvasBacke
 }
 
 /// Draw with `f` on `canvas` through a label recorder; the drawn boxes and hover points as JSON.
-fn on_canvas(
+pub(crate) fn on_canvas(
     canvas: HtmlCanvasElement,
     f: impl FnOnce(&DrawingArea<Recorder<CanvasBackend>, Shift>) -> Result<Vec<Hover>, String>,
 ) -> Result<String, JsError> {

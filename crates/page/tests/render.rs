@@ -363,3 +363,32 @@ fn card_says_where_the_idea_stands_against_exact_checkpointing() {
     }
     assert_eq!(card::card(&load(&reference()).unwrap().report).frontier, None);
 }
+
+/// The scale charts of the committed scale study, a column per model on a wide screen and one
+/// panel per row on a phone (as the page sizes them): a point per schedule, model, track and
+/// length, and no label overlapping another or leaving the canvas.
+#[test]
+fn scale_charts_draw_every_length_at_both_widths() {
+    use rdbench_core::scale::ScaleReport;
+    use rdbench_page::scale_chart;
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scale/scale_report.json")).unwrap();
+    let scale: ScaleReport = serde_json::from_str(&text).unwrap();
+    // Per track, model and length: 4 schedules on each of three charts, 2 arms on the metric's.
+    let want: usize = scale.table.iter().map(|r| 3 * r.schedules.len() + 2).sum();
+    for (width, stacked, dpr) in [(1200.0, false, 1.0), (390.0, true, 1.0), (390.0, true, 3.0)] {
+        let rows = scale_chart::panel_rows(&scale, stacked) as f64;
+        let per_row = if stacked { width * 0.72 } else { width / scale.models.len() as f64 * 0.6 };
+        let size = ((width * dpr) as u32, (rows * per_row.round() * dpr) as u32);
+        let (svg, drawn) = svg_at(size, |a| scale_chart::draw(a, &scale, Scale(dpr), stacked));
+        assert_eq!(drawn.points.len(), want, "points at {size:?}");
+        for t in &scale.seq_lens {
+            assert!(drawn.points.iter().any(|p| p.text.contains(&format!("T = {t},"))), "T = {t} at {size:?}");
+        }
+        for what in ["hidden states held against T", "cell evaluations against T", "gradient cosine to dense BPTT"] {
+            assert_eq!(svg.matches(what).count(), scale.tracks.len() * scale.models.len(), "{what} at {size:?}");
+        }
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "scale charts at {size:?}: {problems:#?}");
+    }
+}
