@@ -3,17 +3,8 @@
 
 mod common;
 
-use common::{interrupted_once_journaled, lines, rdbench_within, unsplit_json};
+use common::{interrupted_once_journaled, lines, rdbench, rdbench_within, tempdir, unsplit_json};
 use std::process::Command;
-
-fn rdbench(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdbench")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 #[test]
 fn invalid_flags_are_rejected_by_name() {
@@ -115,7 +106,7 @@ fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
 
 #[test]
 fn an_output_that_cannot_be_written_is_refused_before_any_training() {
-    let dir = tempdir("unwritable");
+    let dir = tempdir("cli", "unwritable");
     let missing = dir.join("no-such-dir/r.json");
     let missing_folder = format!("{}/", dir.join("no-such-dir").display());
     let as_dir = dir.to_str().unwrap();
@@ -142,16 +133,9 @@ fn an_output_that_cannot_be_written_is_refused_before_any_training() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rdbench-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[test]
 fn an_interrupted_run_keeps_its_journal_and_the_same_command_resumes_into_the_same_report() {
-    let dir = tempdir("resume");
+    let dir = tempdir("cli", "resume");
     let out = dir.join("r.json");
     let journal = dir.join("r.json.runs.jsonl");
     let tiny = ["--seeds", "2", "--sweep-seeds", "1", "--lrs", "0.003,0.01", "--epochs", "2", "--threads", "1"];
@@ -260,7 +244,7 @@ fn dataset_exports_a_track_and_refuses_bad_flags_by_name() {
 /// tracks; an unknown value is refused by name before any work.
 #[test]
 fn reports_do_not_depend_on_the_simd_width() {
-    let dir = tempdir("simd");
+    let dir = tempdir("cli", "simd");
     let tiny = ["--seeds", "2", "--sweep-seeds", "1", "--lrs", "0.01", "--epochs", "2", "--threads", "1"];
     for track in ["dynamics", "mnist1d"] {
         let report = |simd: &str| {

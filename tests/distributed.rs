@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::unsplit_json;
+use common::{json, ok, rdbench, s, tempdir, unsplit_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,35 +29,8 @@ const TINY: [&str; 14] = [
     "100",
 ];
 
-fn rdbench(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdbench")).args(args).output().unwrap();
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
-}
-
-fn ok(args: &[&str]) -> String {
-    let (code, out, err) = rdbench(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    out
-}
-
 fn with_tiny<'a>(args: &[&'a str]) -> Vec<&'a str> {
     args.iter().copied().chain(TINY).collect()
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rdbench-dist-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 fn json_files(dir: &Path) -> Vec<PathBuf> {
@@ -123,7 +96,7 @@ fn run_stages(dir: &Path, records: &Path) -> PathBuf {
 
 #[test]
 fn plan_work_merge_equals_run_for_a_bench() {
-    let dir = tempdir("bench");
+    let dir = tempdir("dist", "bench");
     let (single, merged, records) = (dir.join("single.json"), dir.join("merged.json"), dir.join("records"));
     ok(&with_tiny(&["run", "--quiet", "--out", s(&single)]));
     ok(&with_tiny(&["plan", "--out", s(&dir.join("plan.json"))]));
@@ -182,7 +155,7 @@ fn untimed_study(mut v: Value) -> Value {
 
 #[test]
 fn plan_work_merge_equals_study_for_a_study() {
-    let dir = tempdir("study");
+    let dir = tempdir("dist", "study");
     let (single, merged, records) = (dir.join("single.json"), dir.join("merged.json"), dir.join("records"));
     let svg = |n: &str| dir.join(n).to_str().unwrap().to_string();
     let (c1, f1, c2, f2) = (svg("c1.svg"), svg("f1.svg"), svg("c2.svg"), svg("f2.svg"));
@@ -206,7 +179,7 @@ fn plan_work_merge_equals_study_for_a_study() {
 /// grid over tau gives, at each point, the report `rdbench run` gives there.
 #[test]
 fn the_local_driver_on_a_grid_gives_the_reports_run_gives() {
-    let dir = tempdir("local");
+    let dir = tempdir("dist", "local");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/dist/local.sh");
     let out = Command::new("bash")
         .args([script, s(&dir.join("d")), "3", "2", "--tau", "0.02,0.3"])
@@ -228,7 +201,7 @@ fn the_local_driver_on_a_grid_gives_the_reports_run_gives() {
 
 #[test]
 fn plan_and_work_refuse_bad_input_by_name() {
-    let dir = tempdir("bad");
+    let dir = tempdir("dist", "bad");
     let plan = dir.join("plan.json");
     let (code, _, err) = rdbench(&["plan", "--study", "--model", "gru", "--out", s(&plan)]);
     assert_eq!(code, 2);
@@ -252,7 +225,7 @@ fn plan_and_work_refuse_bad_input_by_name() {
     assert!(err.contains("bad.json: not a plan"), "{err}");
     // A file that is not a record is named (the output goes elsewhere: one in a records
     // directory is refused).
-    let elsewhere = tempdir("bad-out");
+    let elsewhere = tempdir("dist", "bad-out");
     let (code, _, err) = rdbench(&["merge", "--plan", s(&plan), "--out", s(&elsewhere.join("n.json")), s(&dir)]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.json is not a run record"), "{err}");
@@ -270,7 +243,7 @@ fn plan_and_work_refuse_bad_input_by_name() {
 /// (What it costs is measured in docs/DISTRIBUTED.md, not here.)
 #[test]
 fn a_work_with_nothing_left_to_do_on_a_large_plan_does_nothing() {
-    let dir = tempdir("noop");
+    let dir = tempdir("dist", "noop");
     let (plan, records) = (dir.join("plan.json"), dir.join("records"));
     let alphas: Vec<String> = (1..=1500).map(|i| format!("{}", i as f64 / 2000.0)).collect();
     let out = ok(&with_tiny(&["plan", "--alpha", &alphas.join(","), "--out", s(&plan)]));
@@ -349,7 +322,7 @@ fn measured_bytes(v: &Value) -> Value {
 
 #[test]
 fn measured_memory_is_the_same_for_populations_of_1_2_and_8() {
-    let dir = tempdir("grouping");
+    let dir = tempdir("dist", "grouping");
     let flags = "--seeds 8 --sweep-seeds 1 --lrs 0.003 --epochs 1 --hidden 8 --r-max 4 --train-size 100";
     // 8 seeds on 1, 4 and 8 threads: the full phase's populations are of 8, 2 and 1 runs.
     let reports: Vec<Value> = ["1", "4", "8"]

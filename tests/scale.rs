@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::unsplit_json;
+use common::{json, ok, rdbench, s, tempdir, unsplit_json};
 use rdbench_core::frontier::{budget_of_interval, slots_for_budget};
 use rdbench_core::records::ScheduleKind;
 use rdbench_core::scale::ScaleReport;
@@ -37,33 +37,6 @@ const TINY: [&str; 16] = [
 
 const LENS: [usize; 2] = [20, 40];
 
-fn rdbench(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdbench")).args(args).output().unwrap();
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
-}
-
-fn ok(args: &[&str]) -> String {
-    let (code, out, err) = rdbench(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    out
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rdbench-scale-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 /// `rdbench scale` of the tiny protocol at 20 and 40 steps, writing into `dir`.
 fn scale_args(dir: &Path) -> Vec<String> {
     let mut a: Vec<String> =
@@ -77,7 +50,7 @@ fn scale_args(dir: &Path) -> Vec<String> {
 fn study() -> &'static (PathBuf, Value) {
     static S: OnceLock<(PathBuf, Value)> = OnceLock::new();
     S.get_or_init(|| {
-        let dir = tempdir("study");
+        let dir = tempdir("scale", "study");
         let args = scale_args(&dir);
         ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
         let report = json(&dir.join("scale.json"));
@@ -190,7 +163,7 @@ fn every_row_holds_what_its_schedules_executed_and_dense_memory_grows_with_t() {
 #[test]
 fn a_scale_study_equals_its_benches_run_one_by_one_and_through_plan_work_merge() {
     let (_, v) = study();
-    let dir = tempdir("split");
+    let dir = tempdir("scale", "split");
     // One by one with `rdbench run`, given to --from-reports longest first: the same report.
     let mut singles = Vec::new();
     for t in LENS.iter().rev() {
@@ -236,7 +209,7 @@ fn a_scale_study_equals_its_benches_run_one_by_one_and_through_plan_work_merge()
 #[test]
 fn a_killed_scale_study_resumes_from_its_journal() {
     let (_, v) = study();
-    let dir = tempdir("resume");
+    let dir = tempdir("scale", "resume");
     let args = scale_args(&dir);
     let benches = dir.join("scale.json.benches.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_rdbench"))
@@ -264,7 +237,7 @@ fn a_killed_scale_study_resumes_from_its_journal() {
 
 #[test]
 fn bad_lengths_and_flags_are_refused_by_name_before_any_work() {
-    let dir = tempdir("bad");
+    let dir = tempdir("scale", "bad");
     let out = dir.join("scale.json");
     let refused = |extra: &[&str], want: &str| {
         let mut args = vec!["scale", "--quiet", "--track", "adding", "--out", s(&out)];

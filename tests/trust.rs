@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{json, ok_with_err as ok, rdbench, s, tempdir};
+
 use rdbench_core::plan::{Plan, record_key};
 use rdbench_core::records::{Arm, Phase, RunSpec};
 use rdbench_core::report::{Report, build};
@@ -32,42 +34,15 @@ const TINY: [&str; 16] = [
     "2",
 ];
 
-fn rdbench(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdbench")).args(args).output().unwrap();
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
-}
-
-fn ok(args: &[&str]) -> (String, String) {
-    let (code, out, err) = rdbench(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    (out, err)
-}
-
 fn tiny<'a>(args: &[&'a str]) -> Vec<&'a str> {
     args.iter().copied().chain(TINY).collect()
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rdbench-trust-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// A tiny bench report, made once per test binary.
 fn tiny_report() -> &'static Path {
     static REPORT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     REPORT.get_or_init(|| {
-        let out = tempdir("tiny").join("tiny.json");
+        let out = tempdir("trust", "tiny").join("tiny.json");
         ok(&tiny(&["run", "--quiet", "--out", s(&out)]));
         out
     })
@@ -83,7 +58,7 @@ fn forged(edit: impl FnOnce(&mut Report)) -> Report {
 
 #[test]
 fn a_consistent_forgery_is_caught_by_rerun() {
-    let dir = tempdir("forgery");
+    let dir = tempdir("trust", "forgery");
     let path = dir.join("forged.json");
     let mut at = 0;
     let report = forged(|r| {
@@ -124,7 +99,7 @@ fn a_consistent_forgery_is_caught_by_rerun() {
 
 #[test]
 fn a_forged_memory_figure_is_caught_by_rerun() {
-    let dir = tempdir("forged-memory");
+    let dir = tempdir("trust", "forged-memory");
     let path = dir.join("forged.json");
     // The idea's measured peak halved in one run, the memory block recomputed from it.
     let report = forged(|r| {
@@ -144,7 +119,7 @@ fn a_forged_memory_figure_is_caught_by_rerun() {
 
 #[test]
 fn rerun_states_its_draw_and_cost_and_warns_of_another_build() {
-    let dir = tempdir("other-build");
+    let dir = tempdir("trust", "other-build");
     let path = dir.join("other.json");
     let other = "0.1.0+0000000000000000";
     let report = forged(|r| {
@@ -175,7 +150,7 @@ fn rerun_states_its_draw_and_cost_and_warns_of_another_build() {
 
 #[test]
 fn a_study_report_is_rerun_bench_by_bench() {
-    let dir = tempdir("study-rerun");
+    let dir = tempdir("trust", "study-rerun");
     let (study, chart, frontier) = (dir.join("study.json"), dir.join("c.svg"), dir.join("f.svg"));
     let from = s(tiny_report());
     ok(&["study", "--from-reports", from, "--out", s(&study), "--chart", s(&chart), "--frontier-chart", s(&frontier)]);
@@ -191,7 +166,7 @@ fn a_study_report_is_rerun_bench_by_bench() {
 
 #[test]
 fn a_record_from_another_build_is_set_aside_on_resume_and_merge() {
-    let dir = tempdir("builds");
+    let dir = tempdir("trust", "builds");
     // Resume: a journal of the tiny bench's six runs, one of them made by another build.
     let out = dir.join("r.json");
     let journal = dir.join("r.json.runs.jsonl");
@@ -237,7 +212,7 @@ fn resumed_hash(report: &Path) -> String {
 
 #[test]
 fn merge_refuses_a_plan_whose_best_lrs_disagree_with_its_sweep() {
-    let dir = tempdir("best-lrs");
+    let dir = tempdir("trust", "best-lrs");
     let (plan, full, records, report) =
         (dir.join("plan.json"), dir.join("plan_full.json"), dir.join("records"), dir.join("r.json"));
     let two_lrs: Vec<&str> =
@@ -268,7 +243,7 @@ fn merge_refuses_a_plan_whose_best_lrs_disagree_with_its_sweep() {
 
 #[test]
 fn study_refuses_a_bench_report_that_does_not_validate() {
-    let dir = tempdir("study-check");
+    let dir = tempdir("trust", "study-check");
     let (study, chart, frontier) = (dir.join("study.json"), dir.join("c.svg"), dir.join("f.svg"));
     let outs = ["--out", s(&study), "--chart", s(&chart), "--frontier-chart", s(&frontier)];
     let mut bad = json(tiny_report());
@@ -298,7 +273,7 @@ fn study_refuses_a_bench_report_that_does_not_validate() {
 
 #[test]
 fn merge_rerun_catches_an_edited_record() {
-    let dir = tempdir("merge-rerun");
+    let dir = tempdir("trust", "merge-rerun");
     let (plan, full, records) = (dir.join("plan.json"), dir.join("plan_full.json"), dir.join("records"));
     ok(&tiny(&["plan", "--out", s(&plan)]));
     ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
@@ -318,7 +293,7 @@ fn merge_rerun_catches_an_edited_record() {
 
 #[test]
 fn a_browser_report_is_rerun_within_the_tolerance() {
-    let dir = tempdir("wasm");
+    let dir = tempdir("trust", "wasm");
     let path = dir.join("wasm.json");
     let report = forged(|r| r.environment.as_mut().unwrap().platform = "wasm".into());
     std::fs::write(&path, report.to_json()).unwrap();
@@ -358,7 +333,7 @@ const SLOWER: &str = "--seeds 2 --sweep-seeds 1 --lrs 0.01 --epochs 1 --hidden 8
 
 #[test]
 fn a_torn_journal_line_is_cut_and_a_later_interrupt_keeps_every_run() {
-    let dir = tempdir("torn");
+    let dir = tempdir("trust", "torn");
     let (reference, out, journal) = (dir.join("reference.json"), dir.join("r.json"), dir.join("r.json.runs.jsonl"));
     let args = |out: &Path| -> Vec<String> {
         ["run", "--out", s(out)].into_iter().chain(SLOWER.split(' ')).map(String::from).collect()
@@ -391,7 +366,7 @@ fn a_torn_journal_line_is_cut_and_a_later_interrupt_keeps_every_run() {
 
 #[test]
 fn a_report_that_cannot_be_written_at_the_end_keeps_every_run_and_names_the_command() {
-    let dir = tempdir("end");
+    let dir = tempdir("trust", "end");
     let out = dir.join("r.json");
     // Files of at most 32 KiB (bash's `ulimit -f` counts KiB), SIGXFSZ ignored so that a write
     // past it fails with EFBIG: the journal's six runs fit (about 18 kB), the report (about
@@ -419,7 +394,7 @@ fn a_report_that_cannot_be_written_at_the_end_keeps_every_run_and_names_the_comm
 
 #[test]
 fn an_output_path_that_is_a_symlink_is_refused_and_nothing_is_written_through_it() {
-    let dir = tempdir("links");
+    let dir = tempdir("trust", "links");
     let target = dir.join("target");
     let link = |name: &str| {
         let p = dir.join(name);
@@ -454,7 +429,7 @@ fn an_output_path_that_is_a_symlink_is_refused_and_nothing_is_written_through_it
 
 #[test]
 fn a_journal_of_another_bench_is_kept_and_the_new_bench_refused() {
-    let dir = tempdir("another");
+    let dir = tempdir("trust", "another");
     let (out, journal) = (dir.join("r.json"), dir.join("r.json.runs.jsonl"));
     let runs: Vec<String> = json(tiny_report())["runs"].as_array().unwrap().iter().map(|r| r.to_string()).collect();
     std::fs::write(&journal, runs[..3].join("\n") + "\n").unwrap();
@@ -477,7 +452,7 @@ fn a_journal_of_another_bench_is_kept_and_the_new_bench_refused() {
 
 #[test]
 fn every_input_is_read_within_the_64_mib_cap() {
-    let dir = tempdir("cap");
+    let dir = tempdir("trust", "cap");
     // A sparse file one byte past the cap, and /dev/zero, which never ends.
     let big = dir.join("big.json");
     std::fs::File::create(&big).unwrap().set_len(rdbench_core::report::MAX_REPORT_BYTES as u64 + 1).unwrap();
@@ -510,7 +485,7 @@ fn every_input_is_read_within_the_64_mib_cap() {
 
 #[test]
 fn clashing_outputs_and_equal_grid_values_are_refused_before_any_work_naming_the_flags() {
-    let dir = tempdir("clash");
+    let dir = tempdir("trust", "clash");
     let (plan, records) = (dir.join("plan.json"), dir.join("records"));
     ok(&tiny(&["plan", "--out", s(&plan)]));
     ok(&["work", "--plan", s(&plan), "--index", "0", "--of", "1", "--records", s(&records)]);
@@ -553,7 +528,7 @@ fn clashing_outputs_and_equal_grid_values_are_refused_before_any_work_naming_the
 
 #[test]
 fn a_json_input_that_starts_with_a_byte_order_mark_is_read() {
-    let dir = tempdir("bom");
+    let dir = tempdir("trust", "bom");
     let with_bom = |from: &Path, to: &Path| {
         let mut bytes = "\u{feff}".as_bytes().to_vec();
         bytes.extend(std::fs::read(from).unwrap());

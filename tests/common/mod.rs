@@ -368,3 +368,40 @@ pub fn interrupted_once_journaled(
     let stopped = child.wait_with_output().unwrap();
     (stopped.status.code(), String::from_utf8_lossy(&stopped.stderr).into_owned())
 }
+
+/// `rdbench args` run to the end: exit code, stdout, stderr.
+pub fn rdbench(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rdbench")).args(args).output().unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
+/// `rdbench args`, which must succeed: its stdout and stderr.
+pub fn ok_with_err(args: &[&str]) -> (String, String) {
+    let (code, out, err) = rdbench(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    (out, err)
+}
+
+/// `rdbench args`, which must succeed: its stdout.
+pub fn ok(args: &[&str]) -> String {
+    ok_with_err(args).0
+}
+
+/// A fresh, empty directory for one test (`suite` and `name` in its name).
+pub fn tempdir(suite: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rdbench-{suite}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A path as the `&str` a command line takes.
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A JSON file, parsed.
+pub fn json(p: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
