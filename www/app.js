@@ -182,7 +182,7 @@ const engine = createEngine({
     $('run-note').textContent = message.prior.length
       ? `Reusing ${message.prior.length} finished runs; the bench's elapsed and wall time count the ${duration(message.prior_elapsed_s)} it ran before.`
       : '';
-    results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine');
+    results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine', message.prior);
     if (bannerTag !== 'link') banner(null);
     timings.runStart = performance.now();
     refreshRunState();

@@ -49,5 +49,17 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
     const same = report.runs.find((r) => r.arm === run.arm && r.phase === run.phase && r.lr === run.lr && r.seed === run.seed);
     assert(same && same.metric === run.metric, `run ${run.arm} ${run.phase} lr ${run.lr} seed ${run.seed} was not reused`);
   }
+  // The live chart keeps the reused runs (dashed, from their records' epoch means) beside
+  // the runs this attempt trained, and its legend counts each group.
+  const series = await page.evaluate(() => window.rdbench.liveSeries);
+  const reused = series.filter((s) => s.reused);
+  assert(reused.length === kept && reused.every((s) => s.points.length === 2), `reused on the live chart: ${JSON.stringify(reused)}`);
+  const count = (runs) => runs.reduce((m, r) => m.set(`${r.arm} ${r.phase}`, (m.get(`${r.arm} ${r.phase}`) ?? 0) + 1), new Map());
+  const isKept = (r) => keptRuns.some((k) => k.arm === r.arm && k.phase === r.phase && k.lr === r.lr && k.seed === r.seed);
+  const want = [...[...count(keptRuns)].map(([g, n]) => `${g}, reused (${n} run${n === 1 ? '' : 's'})`),
+    ...[...count(report.runs.filter((r) => !isKept(r)))].map(([g, n]) => `${g} (${n} run${n === 1 ? '' : 's'})`)];
+  await page.waitForFunction((w) => w.every((t) => window.rdbench.drawn.live?.labels.some((l) => l.text === t)), want, { timeout: 5000 })
+    .catch(async () => assert(false, `live legend ${JSON.stringify(await page.evaluate(() => window.rdbench.drawn.live.labels.map((l) => l.text)))}, want ${want}`));
+  await page.locator('#live').screenshot({ path: join(ARTIFACTS, 'resumed-live.png') });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });

@@ -175,12 +175,14 @@ fn live_chart_draws_runs() {
             arm: None,
             phase: None,
             points: vec![(0.0, 0.5), (1.0, 0.2), (2.0, 0.1)],
+            reused: false,
         },
         live::Series {
             label: "lr 0.003 seed 0".into(),
             arm: None,
             phase: None,
             points: vec![(0.0, 0.5), (1.0, f64::NAN)],
+            reused: false,
         },
     ];
     let out = svg(|a| live::draw(a, "baseline sweep", &runs, Scale(1.0)));
@@ -195,6 +197,7 @@ fn live_chart_keeps_both_arms() {
         arm: Some(arm.into()),
         phase: Some(phase.into()),
         points: (0..200).map(|i| (i as f64, scale * (0.5 / (1.0 + i as f64)))).collect(),
+        reused: false,
     };
     let runs: Vec<live::Series> = (0..3)
         .flat_map(|s| [run("baseline", "sweep", s, 1.0), run("idea", "sweep", s, 2.0), run("baseline", "full", s, 0.7)])
@@ -208,6 +211,41 @@ fn live_chart_keeps_both_arms() {
         let problems = drawn.label_problems();
         assert!(problems.is_empty(), "live chart at {size:?}: {problems:#?}");
     }
+}
+
+/// A resumed bench's reused runs are drawn (dashed) and counted in groups of their own; a run
+/// with nothing to draw yet is not counted.
+#[test]
+fn live_chart_counts_reused_runs_apart() {
+    let specs = [
+        ("sweep", 0, true, 2),
+        ("sweep", 1, true, 2),
+        ("sweep", 2, false, 20),
+        ("full", 0, true, 2),
+        ("full", 1, false, 0),
+    ];
+    let runs = |dashed: bool| -> Vec<live::Series> {
+        specs
+            .iter()
+            .map(|&(phase, seed, reused, n)| live::Series {
+                label: format!("baseline {phase} seed {seed}"),
+                arm: Some("baseline".into()),
+                phase: Some(phase.into()),
+                points: (0..n).map(|i| ((i + 1) as f64 * 10.0, 0.5 / (1.0 + i as f64))).collect(),
+                reused: reused && dashed,
+            })
+            .collect()
+    };
+    let (out, drawn) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(true), Scale(1.0)));
+    for g in ["baseline sweep, reused (2 runs)", "baseline sweep (1 run)", "baseline full, reused (1 run)"] {
+        assert!(out.contains(g), "{g} missing: {:?}", drawn.labels);
+    }
+    assert!(!out.contains("baseline full (1 run)"), "a run without a point is counted");
+    assert_eq!(drawn.points.iter().filter(|p| p.text.contains("mean loss of its last epoch")).count(), 3);
+    // Dashed: each reused line is drawn as many short segments.
+    let (plain, _) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(false), Scale(1.0)));
+    let lines = |svg: &str| svg.matches("<polyline").count() + svg.matches("<line").count();
+    assert!(lines(&out) > lines(&plain) + 3, "reused runs are not dashed");
 }
 
 /// Desktop, phone, and a high-dpr phone (canvas pixels, scale).
