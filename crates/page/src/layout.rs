@@ -292,7 +292,30 @@ pub fn header<DB: DrawingBackend>(
     items: &[Item],
     s: Scale,
 ) -> Result<DrawingArea<DB, Shift>, String> {
+    Ok(area.split_vertically(lay_header(area, title, items, s, true)?).1)
+}
+
+/// The height `header` would take, drawing nothing (for a chart that must know its plot's
+/// size before it writes its legend).
+pub fn header_height<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    items: &[Item],
+    s: Scale,
+) -> Result<u32, String> {
+    lay_header(area, title, items, s, false)
+}
+
+/// Lay out the header, drawing it if `draw`; returns its height.
+fn lay_header<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    items: &[Item],
+    s: Scale,
+    draw: bool,
+) -> Result<u32, String> {
     let e = err("header");
+    let out = Skip { area, draw };
     let (w, _) = area.dim_in_pixel();
     let w = w as i32;
     let pad = s.i(10.0);
@@ -307,7 +330,7 @@ pub fn header<DB: DrawingBackend>(
     let font = s.font(size);
     let mut y = s.i(6.0);
     for line in wrap(area, title, &font, avail) {
-        area.draw(&Text::new(line, (w / 2, y), font.clone().color(&INK).pos(Pos::new(HPos::Center, VPos::Top))))
+        out.draw(&Text::new(line, (w / 2, y), font.clone().color(&INK).pos(Pos::new(HPos::Center, VPos::Top))))
             .map_err(&e)?;
         y += s.i(size * 1.3);
     }
@@ -340,25 +363,24 @@ pub fn header<DB: DrawingBackend>(
                     let n = 3;
                     for i in 0..n {
                         let a = x + i * key_w / n;
-                        area.draw(&PathElement::new(vec![(a, cy), (a + key_w / (2 * n) + 1, cy)], style))
-                            .map_err(&e)?;
+                        out.draw(&PathElement::new(vec![(a, cy), (a + key_w / (2 * n) + 1, cy)], style)).map_err(&e)?;
                     }
                 } else {
-                    area.draw(&PathElement::new(vec![(x, cy), (x + key_w, cy)], style)).map_err(&e)?;
+                    out.draw(&PathElement::new(vec![(x, cy), (x + key_w, cy)], style)).map_err(&e)?;
                 }
             }
             Key::Swatch(c) => {
-                area.draw(&Rectangle::new([(x, cy - s.i(5.0)), (x + key_w, cy + s.i(5.0))], c.filled())).map_err(&e)?;
+                out.draw(&Rectangle::new([(x, cy - s.i(5.0)), (x + key_w, cy + s.i(5.0))], c.filled())).map_err(&e)?;
             }
-            Key::Dot(c) => area.draw(&Circle::new((x + key_w / 2, cy), s.px(3.5), c.filled())).map_err(&e)?,
+            Key::Dot(c) => out.draw(&Circle::new((x + key_w / 2, cy), s.px(3.5), c.filled())).map_err(&e)?,
             Key::Ring(c) => {
-                area.draw(&Circle::new((x + key_w / 2, cy), s.px(5.5), c.stroke_width(s.px(1.6)))).map_err(&e)?
+                out.draw(&Circle::new((x + key_w / 2, cy), s.px(5.5), c.stroke_width(s.px(1.6)))).map_err(&e)?
             }
             Key::Note => {}
         }
         for (i, line) in lines.iter().enumerate() {
             let ly = cy + i as i32 * row_h;
-            area.draw(&Text::new(
+            out.draw(&Text::new(
                 line.clone(),
                 (x + key, ly),
                 lfont.clone().color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
@@ -373,8 +395,23 @@ pub fn header<DB: DrawingBackend>(
         y += row_h;
     }
     y += s.i(4.0);
-    let (_, rest) = area.split_vertically(y.max(0) as u32);
-    Ok(rest)
+    Ok(y.max(0) as u32)
+}
+
+/// An area whose drawing is skipped unless `draw` (measuring still happens).
+struct Skip<'a, DB: DrawingBackend> {
+    area: &'a DrawingArea<DB, Shift>,
+    draw: bool,
+}
+
+impl<DB: DrawingBackend> Skip<'_, DB> {
+    fn draw<'b, E>(&self, element: &'b E) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        &'b E: plotters::element::PointCollection<'b, (i32, i32)>,
+        E: plotters::element::Drawable<DB>,
+    {
+        if self.draw { self.area.draw(element) } else { Ok(()) }
+    }
 }
 
 /// Which axis a set of labels goes on.
@@ -550,3 +587,4 @@ pub fn hover<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType
 pub fn fit(len: u32, each: f64, s: Scale) -> usize {
     ((len as f64 / (each * s.0)) as usize).clamp(2, 12)
 }
+

@@ -248,6 +248,42 @@ fn live_chart_counts_reused_runs_apart() {
     assert!(lines(&out) > lines(&plain) + 3, "reused runs are not dashed");
 }
 
+/// The per-seed chart names every seed, even when one arm's seeds sit within 1% of each
+/// other while the other arm's spread: seed numbers beside both arms, spread apart, none
+/// overlapping; only more seeds than a column holds leave some unnamed, and the legend says so.
+#[test]
+fn per_seed_names_every_seed_when_one_arm_is_tight() {
+    let mut r = load(&quick()).unwrap().report;
+    let n = 8;
+    r.baseline.full.per_seed = (0..n).map(|i| Some(0.01 * (1.0 + 0.001 * i as f64))).collect();
+    r.idea.per_seed = (0..n).map(|i| Some(0.004 + 0.003 * ((i * 5) % n) as f64)).collect();
+    r.comparison.per_seed_diffs =
+        r.baseline.full.per_seed.iter().zip(&r.idea.per_seed).map(|(b, x)| Some(x.unwrap() - b.unwrap())).collect();
+    r.comparison.n_pairs = n;
+    let quick = load(&quick()).unwrap().report;
+    for (report, n) in [(&r, n), (&quick, 4)] {
+        for (size, s) in SIZES {
+            let (svg, drawn) = svg_at(size, |a| per_seed::draw(a, report, s));
+            // Seed numbers sit in the plot, right of the y axis' labels: the plot's left edge
+            // is 0.6 of the baseline-to-idea distance left of the baseline points.
+            let bx = drawn.points.iter().find(|p| p.text.starts_with("seed 0: baseline")).unwrap().x;
+            let ix = drawn.points.iter().find(|p| p.text.starts_with("seed 0: idea")).unwrap().x;
+            let plot_left = bx - (ix - bx) * 6 / 10;
+            for seed in 0..n {
+                let at = drawn.labels.iter().filter(|l| l.x0 > plot_left && l.text == seed.to_string()).count();
+                assert_eq!(at, 2, "seed {seed} labelled {at} times at {size:?} x{}: {:?}", s.0, drawn.labels);
+            }
+            let problems = drawn.label_problems();
+            assert!(problems.is_empty(), "per-seed at {size:?}: {problems:#?}");
+            assert!(!svg.contains("unlabelled"), "{size:?}");
+        }
+    }
+    // More close seeds than a column holds on a phone: said in the legend.
+    let many = &extreme_reports()[2].1;
+    let (svg, _) = svg_at(SIZES[2].0, |a| per_seed::draw(a, many, SIZES[2].1));
+    assert!(svg.contains("some seeds unlabelled (too close)"), "64 close seeds on a phone");
+}
+
 /// Desktop, phone, and a high-dpr phone (canvas pixels, scale).
 const SIZES: [((u32, u32), Scale); 4] =
     [((640, 360), Scale(1.0)), ((900, 480), Scale(1.0)), ((340, 360), Scale(1.0)), ((680, 720), Scale(2.0))];
