@@ -424,26 +424,34 @@ pub enum Axis {
 }
 
 /// Candidate label values of a log axis over `lo..hi`, most important first: values the
-/// chart must label, then powers of ten, then 5, 2, 3 and the other mantissas; on a very
-/// narrow range, evenly spaced values as a last resort.
+/// chart must label, then powers of ten, then 5 and 2 times them (the 1-2-5 ticks a log axis
+/// is read by); only on a range too narrow for three of those the other mantissas, and on a
+/// very narrow one evenly spaced values as a last resort.
 pub fn log_candidates(lo: f64, hi: f64, must: &[f64]) -> Vec<f64> {
     let mut out: Vec<f64> = must.iter().copied().filter(|v| *v >= lo && *v <= hi).collect();
     if !(lo > 0.0 && hi > lo && lo.is_finite() && hi.is_finite()) {
         return out;
     }
     let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-    for m in [1.0, 5.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0] {
-        for k in k0..=k1 {
-            let v = m * 10f64.powi(k);
-            // Rounded to the mantissa's digits so labels read 0.003, not 0.0030000000000000005.
-            let v: f64 = format!("{v:.e}").parse().unwrap_or(v);
-            if v >= lo && v <= hi {
-                out.push(v);
+    let mut ticks = 0;
+    for tier in [&[1.0, 5.0, 2.0][..], &[3.0, 4.0, 6.0, 7.0, 8.0, 9.0]] {
+        if ticks >= 3 {
+            break;
+        }
+        for m in tier {
+            for k in k0..=k1 {
+                let v = m * 10f64.powi(k);
+                // Rounded to the mantissa's digits so labels read 0.003, not 0.0030000000000000005.
+                let v: f64 = format!("{v:.0e}").parse().unwrap_or(v);
+                if v >= lo && v <= hi {
+                    out.push(v);
+                    ticks += 1;
+                }
             }
         }
     }
     // Too narrow a range for any of those: evenly spaced (in log) values.
-    if out.len() < 3 {
+    if ticks < 3 {
         for i in 1..8 {
             let v = lo * (hi / lo).powf(i as f64 / 8.0);
             out.push(format!("{v:.2e}").parse().unwrap_or(v));
@@ -588,3 +596,27 @@ pub fn fit(len: u32, each: f64, s: Scale) -> usize {
     ((len as f64 / (each * s.0)) as usize).clamp(2, 12)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::log_candidates;
+
+    /// The mantissa of a positive value (3 for 0.003).
+    fn mantissa(v: f64) -> f64 {
+        (v / 10f64.powf(v.log10().floor())).round()
+    }
+
+    #[test]
+    fn log_ticks_are_1_2_5_where_the_range_allows() {
+        // An MNIST-1D cross-entropy falling from 2.3 to 0.4; a test MSE over four decades.
+        for (lo, hi) in [(0.4, 2.4), (2e-5, 0.3), (0.09, 1.1)] {
+            let c = log_candidates(lo, hi, &[]);
+            assert!(c.len() >= 3 && c.iter().all(|v| [1.0, 2.0, 5.0].contains(&mantissa(*v))), "{lo}..{hi}: {c:?}");
+        }
+        // Values the chart must label come first; a range with fewer than three 1-2-5 values
+        // gets the other single-digit mantissas, and a very narrow one evenly spaced values.
+        assert_eq!(log_candidates(0.002, 0.02, &[0.003])[0], 0.003);
+        let narrow = log_candidates(0.55, 0.95, &[]);
+        assert!(narrow.contains(&0.6) && narrow.contains(&0.9), "{narrow:?}");
+        assert!(log_candidates(0.61, 0.64, &[]).len() >= 3);
+    }
+}
