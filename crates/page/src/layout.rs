@@ -433,7 +433,8 @@ pub fn log_candidates(lo: f64, hi: f64, must: &[f64]) -> Vec<f64> {
         return out;
     }
     let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-    let mut ticks = 0;
+    // The values the chart must label count among the three.
+    let mut ticks = out.len();
     for tier in [&[1.0, 5.0, 2.0][..], &[3.0, 4.0, 6.0, 7.0, 8.0, 9.0]] {
         if ticks >= 3 {
             break;
