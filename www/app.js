@@ -186,6 +186,8 @@ const engine = createEngine({
     if (bannerTag !== 'link') banner(null);
     timings.runStart = performance.now();
     refreshRunState();
+    // The kept runs are this bench's now: Run no longer offers to resume from them.
+    runLabel();
     // On a narrow screen the run panel is below the whole form: bring the progress into view,
     // with a Cancel beside it.
     const narrow = matchMedia('(max-width: 980px)').matches;
@@ -227,7 +229,7 @@ const engine = createEngine({
     scheduleEstimate();
     estimatePresets();
     // A stop before the engine ran says nothing of the kept runs (fraction 0 with runs kept).
-    results.stopped({ fractionKept: fractionKept > 0 || kept === 0 ? fractionKept : null });
+    results.stopped({ fractionKept: fractionKept > 0 || kept === 0 ? fractionKept : null, kept });
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     if (m.reason === STOP_REASON.cancelled) {
       results.setPhase('cancelled');
@@ -342,7 +344,12 @@ async function estimatePresets() {
     if (next.name && !settled.has(estimateKey(next))) controls.presetTime(next.name, 'measuring…');
   }
   for (const next of queue) {
-    if (round !== presetRound || isRunning()) return;
+    if (round !== presetRound) return;
+    // A bench's end measures the rest.
+    if (isRunning()) {
+      for (const p of queue) if (p.name && !settled.has(estimateKey(p))) controls.presetTime(p.name, '');
+      return;
+    }
     const e = await estimateFor(next);
     if (round !== presetRound || !next.name) continue;
     controls.presetTime(next.name, e.error ? '' : `≈ ${duration(e.seconds)}`, e.error ? '' : e.text);

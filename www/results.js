@@ -27,6 +27,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   let view = null;
   let reportText = null;
   let firstProgress = null;
+  let lastProgress = null;
 
   // ------------------------------------------------------------ run panel
   /** A bench starts; `reused`: the RunRecords it resumes from (kept from stopped attempts). */
@@ -34,6 +35,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     Object.assign(live, { series: new Map(), caption: '', reused });
     if (!reused.length) live.stepsOf = new Map();
     firstProgress = null;
+    lastProgress = null;
     $('p-phase').textContent = phase;
     $('progress').value = 0;
     $('progress-pct').textContent = '0%';
@@ -44,10 +46,11 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   /** The bench stopped (cancel, failure): nothing is in flight and there is no ETA. The bar
    *  drops to the share of the bench its kept runs hold (`fractionKept`, when the engine said):
    *  the steps of the runs in flight are lost, and a resume starts from there. */
-  function stopped({ fractionKept = null } = {}) {
+  function stopped({ fractionKept = null, kept = null } = {}) {
     $('p-eta').textContent = '–';
+    // The runs kept, which may have finished after the last progress said.
     const runs = $('p-runs').textContent.replace(/, \d+ in flight$/, '');
-    $('p-runs').textContent = runs;
+    $('p-runs').textContent = kept !== null && lastProgress ? `${kept}/${lastProgress.runs_total} done` : runs;
     if (fractionKept !== null) {
       $('progress').value = fractionKept;
       $('progress-pct').textContent = `${Math.floor(fractionKept * 100)}% kept`;
@@ -69,6 +72,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     // bench's figures are shown once all are in, never a sum that lacks a part.
     if (!p.complete) return;
     if (!firstProgress) firstProgress = p;
+    lastProgress = p;
     const pct = `${Math.floor(p.fraction * 100)}%`;
     $('progress').value = p.fraction;
     $('progress-pct').textContent = pct;

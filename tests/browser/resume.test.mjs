@@ -19,6 +19,7 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
   assert(!(await page.isDisabled('#run')), 'Run is enabled again');
   assert((await page.textContent('#run')).includes(`Resume bench (${kept} run`), 'Run does not say it resumes');
   assert((await page.textContent('#p-eta')) === '–' && !(await page.textContent('#p-runs')).includes('in flight'), 'stale status after cancel');
+  assert((await page.textContent('#p-runs')).startsWith(`${kept}/`), `after the cancel the runs read ${await page.textContent('#p-runs')}, ${kept} kept`);
   await page.screenshot({ path: join(ARTIFACTS, 'cancelled.png') });
   // The bar drops to the share the kept runs hold (the steps in flight are lost) and says so.
   const keptPct = await page.textContent('#progress-pct');
@@ -29,7 +30,11 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
   // share and never goes back, and the time counts the whole bench.
   await page.evaluate(() => {
     window.__shown = [];
-    new MutationObserver(() => window.__shown.push(document.getElementById('progress-pct').textContent))
+    window.__runText = [];
+    new MutationObserver(() => {
+      window.__shown.push(document.getElementById('progress-pct').textContent);
+      if (window.rdbench.state.running) window.__runText.push(document.getElementById('run').textContent);
+    })
       .observe(document.getElementById('progress-pct'), { childList: true, characterData: true, subtree: true });
   });
   const keptRuns = await page.evaluate(() => window.rdbench.state.finishedRuns);
@@ -38,6 +43,9 @@ test('cancel mid-run keeps the finished runs; the page stays usable and resumes'
   const first = shown.findIndex((v) => v > 0);
   assert(first >= 0 && shown[first] >= parseInt(keptPct, 10), `the resumed bar starts at ${shown[first]}%, ${keptPct} before: ${shown}`);
   assert(shown.slice(first).every((v, i, a) => i === 0 || v >= a[i - 1]), `the bar went back: ${shown}`);
+  // Once the bench runs, its kept runs are its own: Run no longer offers to resume from them.
+  const runText = await page.evaluate(() => window.__runText);
+  assert(runText.length > 0 && runText.every((t) => t === 'Run bench'), `Run read ${[...new Set(runText)]} while the bench ran`);
   const wallTime = report.environment.wall_time_s;
   assert(wallTime >= before && wallTime <= before + wall, `wall time ${wallTime} s: ${before} s before the cancel, the resume took ${wall} s`);
   assert((await page.textContent('#card [data-key=wall_time_s]')).length > 0, 'card wall time');
