@@ -276,7 +276,9 @@ function run(options) {
 const estimates = new Map();
 const settled = new Map();
 let estimateTimer = null;
-const estimateKey = (next) => JSON.stringify([next.config, next.backend]);
+// Keys sorted: a preset's config (from the schema) and the form's (from the parser) are the
+// same bench whatever their order.
+const estimateKey = (next) => JSON.stringify([next.config, next.backend], Object.keys(next.config).sort());
 
 /** The estimate of `next` ({seconds, text} or {error}): one calibration per config and
  *  backend, shared by every caller while it runs; successes are kept. */
