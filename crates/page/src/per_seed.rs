@@ -66,16 +66,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let (_, plot_h) = chart.plotting_area().dim_in_pixel();
     axes(&mut chart, s)
         .disable_x_mesh()
-        .x_labels(12)
-        .x_label_formatter(&|x| {
-            if x.abs() < 1e-9 {
-                "baseline".into()
-            } else if (x - 1.0).abs() < 1e-9 {
-                "idea".into()
-            } else {
-                String::new()
-            }
-        })
+        // The two arms are named below their points; plotters' own keys would put tick marks
+        // at places that mean nothing.
+        .x_labels(0)
         .y_labels(crate::layout::fit(plot_h, 28.0, s))
         .y_label_formatter(&linear_ticks(lo, hi))
         .y_desc(format!("{metric} ({})", dir.as_str()))
@@ -91,6 +84,16 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
                     .map(|&(_, b, x)| PathElement::new(vec![(0.0, b), (1.0, x)], color.stroke_width(s.px(1.6)))),
             )
             .map_err(&e)?;
+    }
+    let origin = area.get_base_pixel();
+    for (x, name) in [(0.0, "baseline"), (1.0, "idea")] {
+        let (px, py) = chart.backend_coord(&(x, lo));
+        area.draw(&Text::new(
+            name,
+            (px - origin.0, py - origin.1 + s.i(5.0)),
+            s.font(11.5).color(&INK).pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(&e)?;
     }
     let dot = s.px(3.5);
     chart

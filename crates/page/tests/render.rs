@@ -276,6 +276,11 @@ fn per_seed_names_every_seed_when_one_arm_is_tight() {
             let problems = drawn.label_problems();
             assert!(problems.is_empty(), "per-seed at {size:?}: {problems:#?}");
             assert!(!svg.contains("unlabelled"), "{size:?}");
+            // Each arm is named once, under its points.
+            for (arm, x) in [("baseline", bx), ("idea", ix)] {
+                let named: Vec<_> = drawn.labels.iter().filter(|l| l.text == arm).collect();
+                assert!(named.len() == 1 && named[0].x0 < x && x < named[0].x1, "{arm} at {size:?}: {named:?}");
+            }
         }
     }
     // More close seeds than a column holds on a phone: said in the legend.
