@@ -185,10 +185,12 @@ const engine = createEngine({
     $('run-note').textContent = message.prior.length
       ? `Reusing ${message.prior.length} finished runs; the bench's elapsed and wall time count the ${duration(message.prior_elapsed_s)} it ran before.`
       : '';
-    results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine');
+    results.resetRun(engine.state.loaded ? 'starting' : 'loading the engine', message.prior);
     if (bannerTag !== 'link') banner(null);
     timings.runStart = performance.now();
     refreshRunState();
+    // The kept runs are this bench's now: Run no longer offers to resume from them.
+    runLabel();
     // On a narrow screen the run panel is below the whole form: bring the progress into view,
     // with a Cancel beside it.
     const narrow = matchMedia('(max-width: 980px)').matches;
@@ -216,6 +218,7 @@ const engine = createEngine({
     refreshRunState();
     runLabel();
     scheduleEstimate();
+    estimatePresets();
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     results.finished(engine.state.finishedRuns.length);
     // Named by when it finished: "this run" would still be said while the next one runs.
@@ -227,8 +230,9 @@ const engine = createEngine({
     refreshRunState();
     runLabel();
     scheduleEstimate();
+    estimatePresets();
     // A stop before the engine ran says nothing of the kept runs (fraction 0 with runs kept).
-    results.stopped({ fractionKept: fractionKept > 0 || kept === 0 ? fractionKept : null });
+    results.stopped({ fractionKept: fractionKept > 0 || kept === 0 ? fractionKept : null, kept });
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
     if (m.reason === STOP_REASON.cancelled) {
       results.setPhase('cancelled');
@@ -275,7 +279,9 @@ function run(options) {
 const estimates = new Map();
 const settled = new Map();
 let estimateTimer = null;
-const estimateKey = (next) => JSON.stringify([next.config, next.backend]);
+// Keys sorted: a preset's config (from the schema) and the form's (from the parser) are the
+// same bench whatever their order.
+const estimateKey = (next) => JSON.stringify([next.config, next.backend], Object.keys(next.config).sort());
 
 /** The estimate of `next` ({seconds, text} or {error}): one calibration per config and
  *  backend, shared by every caller while it runs; successes are kept. */
@@ -326,6 +332,33 @@ function scheduleEstimate() {
     if (e.error) showTime(`No time estimate: ${e.error}`, 'error');
     else showTime(e.text, 'ready', e.fallback);
   }, 600);
+}
+
+/** How long each preset takes on the chosen backend, beside its button: the engine's
+ *  estimate of the preset's config, measured in this browser (one calibration each, shared
+ *  with the form's estimate), one after another and only while no bench runs (a bench's end
+ *  picks it up again). The form's own bench is measured first. */
+let presetRound = 0;
+async function estimatePresets() {
+  if (!controls) return;
+  const round = ++presetRound;
+  const backend = controls.current.backend;
+  const form = nextStart();
+  const queue = [...(form ? [form] : []), ...controls.presets.map((p) => ({ config: p.config, backend, name: p.name }))];
+  for (const next of queue) {
+    if (next.name && !settled.has(estimateKey(next))) controls.presetTime(next.name, 'measuring…');
+  }
+  for (const next of queue) {
+    if (round !== presetRound) return;
+    // A bench's end measures the rest.
+    if (isRunning()) {
+      for (const p of queue) if (p.name && !settled.has(estimateKey(p))) controls.presetTime(p.name, '');
+      return;
+    }
+    const e = await estimateFor(next);
+    if (round !== presetRound || !next.name) continue;
+    controls.presetTime(next.name, e.error ? '' : `≈ ${duration(e.seconds)}`, e.error ? '' : e.text);
+  }
 }
 
 /** A bench that has ended makes "keep it running?" moot. */
@@ -453,6 +486,8 @@ function loadFromHash() {
   const text = linkProblems(controls.loadHash(location.hash), 'the link');
   if (text) banner('warn', text, 'link');
   else if (bannerTag === 'link') banner(null);
+  // A link may name another backend: the presets' times follow (once they are measured).
+  if (presetRound > 0) estimatePresets();
 }
 
 async function init() {
@@ -492,10 +527,11 @@ async function init() {
     schema: JSON.parse(m.config_schema()),
     parseConfig: (texts) => withMemory(m, JSON.parse(m.parse_config(JSON.stringify(texts)))),
     backends: BACKENDS,
-    onChange: (current) => {
+    onChange: (current, changed) => {
       showEstimate(current.config);
       scheduleEstimate();
       refreshRunState();
+      if (changed === 'backend') estimatePresets();
     },
   });
   window.rdbench.controls = controls;
@@ -515,8 +551,12 @@ async function init() {
   // edits use replaceState, which fires no hashchange.)
   addEventListener('hashchange', loadFromHash);
   timings.interactive = performance.now();
-  // Fetch and compile the engine in the background: the page never waits for it.
-  (window.requestIdleCallback ?? setTimeout)(() => engine.preload());
+  // Fetch and compile the engine in the background: the page never waits for it. The
+  // presets' times come once it can measure.
+  (window.requestIdleCallback ?? setTimeout)(() => {
+    engine.preload();
+    estimatePresets();
+  });
 }
 
 init();

@@ -198,7 +198,12 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     const presets = $('presets');
     presets.replaceChildren();
     for (const p of schema.presets) {
-      const b = el('button', { type: 'button', id: `preset-${p.name}`, className: 'ghost', textContent: p.label, title: p.help });
+      // The time beside the label is the page's (presetTime): what the preset costs is seen
+      // without hovering.
+      const b = el('button', { type: 'button', id: `preset-${p.name}`, className: 'ghost preset', title: p.help },
+        el('span', { className: 'preset-label', textContent: p.label }),
+        el('span', { className: 'preset-time', id: `preset-${p.name}-time` }));
+      b.setAttribute('aria-pressed', 'false');
       b.addEventListener('click', () => {
         setTexts(Object.fromEntries(knobs.map((k) => [k.key, textOf(k, p.config[k.key])])));
         update();
@@ -249,8 +254,25 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     markErrors(parsed);
     syncSliders(parsed, source);
     writeHash(hashOf(shown, backend));
+    markPreset(parsed.config);
     onChange(current, changedKey);
     return current;
+  }
+
+  /** The preset the form shows now, if any, is pressed. */
+  function markPreset(config) {
+    for (const p of schema.presets) {
+      const same = config !== null && knobs.every((k) => JSON.stringify(config[k.key]) === JSON.stringify(p.config[k.key]));
+      $(`preset-${p.name}`)?.setAttribute('aria-pressed', String(same));
+    }
+  }
+
+  /** Show how long a preset takes (`text`, e.g. "≈ 42 s"; '' while unknown), `title` the
+   *  estimate's figures. */
+  function presetTime(name, text, title = '') {
+    const t = $(`preset-${name}-time`);
+    t.textContent = text;
+    t.title = title;
   }
 
   function errorsByField(errors) {
@@ -426,6 +448,9 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
   return {
     loadHash,
     setBackend,
+    presetTime,
+    /** The presets: {name, label, help, config}. */
+    presets: schema.presets,
     setLocked,
     /** {config (null while any control is invalid), errors, texts, backend}. */
     get current() { return current; },

@@ -19,15 +19,23 @@ function sizeCanvas(canvas) {
  * timings: where load timings are recorded for tests.
  */
 export function createResults({ charts, banner, timings, onShown = () => {} }) {
-  const live = { series: new Map(), caption: '' };
+  // The live chart: the runs trained in this attempt (by label), the runs a resumed bench
+  // reuses (RunRecords), and the steps per epoch of each phase (sweep and full runs train on
+  // sets of different sizes), as the bench's progress said; they place a reused run's epochs.
+  // The steps outlive a stop: the reused runs were trained by the attempts before.
+  const live = { series: new Map(), caption: '', reused: [], stepsOf: new Map() };
   let view = null;
   let reportText = null;
   let firstProgress = null;
+  let lastProgress = null;
 
   // ------------------------------------------------------------ run panel
-  function resetRun(phase) {
-    Object.assign(live, { series: new Map(), caption: '' });
+  /** A bench starts; `reused`: the RunRecords it resumes from (kept from stopped attempts). */
+  function resetRun(phase, reused = []) {
+    Object.assign(live, { series: new Map(), caption: '', reused });
+    if (!reused.length) live.stepsOf = new Map();
     firstProgress = null;
+    lastProgress = null;
     $('p-phase').textContent = phase;
     $('progress').value = 0;
     $('progress-pct').textContent = '0%';
@@ -38,10 +46,11 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   /** The bench stopped (cancel, failure): nothing is in flight and there is no ETA. The bar
    *  drops to the share of the bench its kept runs hold (`fractionKept`, when the engine said):
    *  the steps of the runs in flight are lost, and a resume starts from there. */
-  function stopped({ fractionKept = null } = {}) {
+  function stopped({ fractionKept = null, kept = null } = {}) {
     $('p-eta').textContent = '–';
+    // The runs kept, which may have finished after the last progress said.
     const runs = $('p-runs').textContent.replace(/, \d+ in flight$/, '');
-    $('p-runs').textContent = runs;
+    $('p-runs').textContent = kept !== null && lastProgress ? `${kept}/${lastProgress.runs_total} done` : runs;
     if (fractionKept !== null) {
       $('progress').value = fractionKept;
       $('progress-pct').textContent = `${Math.floor(fractionKept * 100)}% kept`;
@@ -58,11 +67,12 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
   /** A merged progress of the bench (engine-client.js): its figures and its runs in flight. */
   function progress(p) {
-    drawReported(p.reported);
+    drawReported(p.reported, p);
     // Every worker reports once before its first step (worker 0 with the reused runs): the
     // bench's figures are shown once all are in, never a sum that lacks a part.
     if (!p.complete) return;
     if (!firstProgress) firstProgress = p;
+    lastProgress = p;
     const pct = `${Math.floor(p.fraction * 100)}%`;
     $('progress').value = p.fraction;
     $('progress-pct').textContent = pct;
@@ -82,8 +92,9 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   /** Every run of the bench stays on the live chart, each at its own step (workers of a split
    *  bench are at different steps), so the arms' losses can be compared side by side;
    *  colour = arm, sweep runs faint. */
-  function drawReported(runs) {
+  function drawReported(runs, p) {
     live.caption = 'minibatch loss of every run so far';
+    if (p.steps > 0) live.stepsOf.set(p.phase, p.steps);
     for (const r of runs) {
       const label = `${r.arm} ${r.phase} lr ${r.lr} seed ${r.seed}`;
       if (!live.series.has(label)) live.series.set(label, { label, arm: r.arm, phase: r.phase, points: [] });
@@ -208,7 +219,23 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   // The report charts ({name, canvas_id, title, tall}), from the charts wasm's registry.
   let registry = [];
   const canvasOf = (name) => $(name === 'live' ? 'live' : registry.find((c) => c.name === name).canvas_id);
-  const liveJson = () => JSON.stringify([...live.series.values()]);
+  const liveJson = () => JSON.stringify(liveRuns());
+
+  /** What the live chart draws: the reused runs (each epoch's mean loss from its record, at
+   *  the middle of that epoch's steps), then the runs trained in this attempt. */
+  function liveRuns() {
+    const reused = live.reused.map((r) => {
+      const n = live.stepsOf.get(r.phase);
+      return {
+        label: `${r.arm} ${r.phase} lr ${r.lr} seed ${r.seed}, reused`,
+        arm: r.arm,
+        phase: r.phase,
+        reused: true,
+        points: n ? r.loss_curve.flatMap((loss, e) => (loss === null ? [] : [[(e + 0.5) * n, loss]])) : [],
+      };
+    });
+    return [...reused, ...live.series.values()];
+  }
 
   /** A report chart's figure: the canvas, its tooltip, the values list and export buttons. */
   function figure({ name, canvas_id: id, title, tall }) {
@@ -425,8 +452,8 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     resetRun, stopped, setPhase, setBackend, progress, finished, showReport,
     get firstProgress() { return firstProgress; },
     drawn: drawnBy,
-    /** The live chart's series as drawn ({label, arm, phase, points: [[step, loss]]}). */
-    get liveSeries() { return [...live.series.values()]; },
+    /** The live chart's series as drawn ({label, arm, phase, reused, points: [[step, loss]]}). */
+    get liveSeries() { return liveRuns(); },
     /** The report shown now: {text, source}, or null. */
     get shown() { return reportText ? { text: reportText, source: shownSource } : null; },
   };

@@ -162,6 +162,10 @@ test('tap targets on a phone (390 px): every visible control, and a checkbox\'s 
   });
   assert(small.n > 60, `only ${small.n} controls measured`);
   assert(small.out.length === 0, `${small.out.length} of ${small.n} tap targets under 44 px:\n${small.out.join('\n')}`);
+  // Nothing is wider than the phone: no sideways scroll, no control cut off at the right.
+  const wide = await page.evaluate(() => [document.documentElement.scrollWidth,
+    ...[...document.querySelectorAll('.panel, button')].filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5).map((e) => e.id || e.className)]);
+  assert(wide[0] <= 390 && wide.length === 1, `wider than 390 px: ${wide}`);
   await page.screenshot({ path: join(ARTIFACTS, 'phone-tap-targets.png'), fullPage: true });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();

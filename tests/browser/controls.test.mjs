@@ -154,19 +154,34 @@ test('every knob of config_schema() has a labelled control that drives the confi
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
-test('presets come from the schema and set every control', async () => {
+test('presets come from the schema, set every control, and show their time without hovering', async () => {
   const page = await openPage(browser());
   const schema = await schemaOf(page);
   assert(schema.presets.length >= 1, 'no presets');
+  const pressed = () => page.$$eval('#presets button[aria-pressed=true]', (bs) => bs.map((b) => b.id));
+  // A first visit shows the spec's defaults: the Seed protocol.
+  assert(JSON.stringify(await pressed()) === '["preset-seed"]', `pressed on a first visit: ${await pressed()}`);
+  // Each preset's time, from the engine's estimate of its config in this browser.
+  await page.waitForFunction(() => [...document.querySelectorAll('.preset-time')].every((t) => t.textContent.startsWith('≈ ')), null, { timeout: 240_000 });
+  for (const p of schema.presets) {
+    const est = await page.evaluate((config) => window.rdbench.estimateFor({ config, backend: window.rdbench.current.backend }), p.config);
+    const time = await page.textContent(`#preset-${p.name}-time`);
+    assert(time === `≈ ${await page.evaluate(async (v) => (await import('/www/format.js')).duration(v), est.seconds)}`, `preset ${p.name}: ${time}, estimate ${est.seconds} s`);
+    assert(await page.isVisible(`#preset-${p.name}-time`), `preset ${p.name}: time not shown`);
+  }
   for (const p of schema.presets) {
     const button = page.locator(`#preset-${p.name}`);
-    assert((await button.textContent()) === p.label, `preset ${p.name} label`);
+    assert((await button.locator('.preset-label').textContent()) === p.label, `preset ${p.name} label`);
     await setField(page, 'epochs', '7');
+    assert((await pressed()).length === 0, 'a preset is pressed for a config that is none');
     await button.click();
     const next = await nextStart(page);
     assert(next && same(next.config, p.config), `preset ${p.name}: ${JSON.stringify(next?.config)}`);
     assert(Number((await hashParams(page)).get('epochs')) === p.config.epochs, `preset ${p.name}: hash`);
+    assert(JSON.stringify(await pressed()) === JSON.stringify([`preset-${p.name}`]), `pressed after ${p.name}: ${await pressed()}`);
   }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
 });
 
 test('a negative seed count is told the range it misses, not that it is no whole number', async () => {

@@ -24,8 +24,10 @@ async function load(page, name, text) {
 
 for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
   const page = await openPage(browser, '', { width, height });
-  // The start of the page, once the engine has measured its speed for the estimate.
-  await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
+  // The start of the page, once the engine has measured its speed for the estimate and the
+  // presets' times.
+  await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready' &&
+    [...document.querySelectorAll('.preset-time')].every((t) => t.textContent.startsWith('≈')), null, { timeout: 240_000 });
   await page.screenshot({ path: join(OUT, `${tag}-start.png`) });
   if (tag === 'desktop') {
     await page.fill('#epochs', '1000');

@@ -292,7 +292,30 @@ pub fn header<DB: DrawingBackend>(
     items: &[Item],
     s: Scale,
 ) -> Result<DrawingArea<DB, Shift>, String> {
+    Ok(area.split_vertically(lay_header(area, title, items, s, true)?).1)
+}
+
+/// The height `header` would take, drawing nothing (for a chart that must know its plot's
+/// size before it writes its legend).
+pub fn header_height<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    items: &[Item],
+    s: Scale,
+) -> Result<u32, String> {
+    lay_header(area, title, items, s, false)
+}
+
+/// Lay out the header, drawing it if `draw`; returns its height.
+fn lay_header<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    items: &[Item],
+    s: Scale,
+    draw: bool,
+) -> Result<u32, String> {
     let e = err("header");
+    let out = Skip { area, draw };
     let (w, _) = area.dim_in_pixel();
     let w = w as i32;
     let pad = s.i(10.0);
@@ -307,7 +330,7 @@ pub fn header<DB: DrawingBackend>(
     let font = s.font(size);
     let mut y = s.i(6.0);
     for line in wrap(area, title, &font, avail) {
-        area.draw(&Text::new(line, (w / 2, y), font.clone().color(&INK).pos(Pos::new(HPos::Center, VPos::Top))))
+        out.draw(&Text::new(line, (w / 2, y), font.clone().color(&INK).pos(Pos::new(HPos::Center, VPos::Top))))
             .map_err(&e)?;
         y += s.i(size * 1.3);
     }
@@ -340,25 +363,24 @@ pub fn header<DB: DrawingBackend>(
                     let n = 3;
                     for i in 0..n {
                         let a = x + i * key_w / n;
-                        area.draw(&PathElement::new(vec![(a, cy), (a + key_w / (2 * n) + 1, cy)], style))
-                            .map_err(&e)?;
+                        out.draw(&PathElement::new(vec![(a, cy), (a + key_w / (2 * n) + 1, cy)], style)).map_err(&e)?;
                     }
                 } else {
-                    area.draw(&PathElement::new(vec![(x, cy), (x + key_w, cy)], style)).map_err(&e)?;
+                    out.draw(&PathElement::new(vec![(x, cy), (x + key_w, cy)], style)).map_err(&e)?;
                 }
             }
             Key::Swatch(c) => {
-                area.draw(&Rectangle::new([(x, cy - s.i(5.0)), (x + key_w, cy + s.i(5.0))], c.filled())).map_err(&e)?;
+                out.draw(&Rectangle::new([(x, cy - s.i(5.0)), (x + key_w, cy + s.i(5.0))], c.filled())).map_err(&e)?;
             }
-            Key::Dot(c) => area.draw(&Circle::new((x + key_w / 2, cy), s.px(3.5), c.filled())).map_err(&e)?,
+            Key::Dot(c) => out.draw(&Circle::new((x + key_w / 2, cy), s.px(3.5), c.filled())).map_err(&e)?,
             Key::Ring(c) => {
-                area.draw(&Circle::new((x + key_w / 2, cy), s.px(5.5), c.stroke_width(s.px(1.6)))).map_err(&e)?
+                out.draw(&Circle::new((x + key_w / 2, cy), s.px(5.5), c.stroke_width(s.px(1.6)))).map_err(&e)?
             }
             Key::Note => {}
         }
         for (i, line) in lines.iter().enumerate() {
             let ly = cy + i as i32 * row_h;
-            area.draw(&Text::new(
+            out.draw(&Text::new(
                 line.clone(),
                 (x + key, ly),
                 lfont.clone().color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
@@ -373,8 +395,23 @@ pub fn header<DB: DrawingBackend>(
         y += row_h;
     }
     y += s.i(4.0);
-    let (_, rest) = area.split_vertically(y.max(0) as u32);
-    Ok(rest)
+    Ok(y.max(0) as u32)
+}
+
+/// An area whose drawing is skipped unless `draw` (measuring still happens).
+struct Skip<'a, DB: DrawingBackend> {
+    area: &'a DrawingArea<DB, Shift>,
+    draw: bool,
+}
+
+impl<DB: DrawingBackend> Skip<'_, DB> {
+    fn draw<'b, E>(&self, element: &'b E) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        &'b E: plotters::element::PointCollection<'b, (i32, i32)>,
+        E: plotters::element::Drawable<DB>,
+    {
+        if self.draw { self.area.draw(element) } else { Ok(()) }
+    }
 }
 
 /// Which axis a set of labels goes on.
@@ -387,26 +424,35 @@ pub enum Axis {
 }
 
 /// Candidate label values of a log axis over `lo..hi`, most important first: values the
-/// chart must label, then powers of ten, then 5, 2, 3 and the other mantissas; on a very
-/// narrow range, evenly spaced values as a last resort.
+/// chart must label, then powers of ten, then 5 and 2 times them (the 1-2-5 ticks a log axis
+/// is read by); only on a range too narrow for three of those the other mantissas, and on a
+/// very narrow one evenly spaced values as a last resort.
 pub fn log_candidates(lo: f64, hi: f64, must: &[f64]) -> Vec<f64> {
     let mut out: Vec<f64> = must.iter().copied().filter(|v| *v >= lo && *v <= hi).collect();
     if !(lo > 0.0 && hi > lo && lo.is_finite() && hi.is_finite()) {
         return out;
     }
     let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-    for m in [1.0, 5.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0] {
-        for k in k0..=k1 {
-            let v = m * 10f64.powi(k);
-            // Rounded to the mantissa's digits so labels read 0.003, not 0.0030000000000000005.
-            let v: f64 = format!("{v:.e}").parse().unwrap_or(v);
-            if v >= lo && v <= hi {
-                out.push(v);
+    // The values the chart must label count among the three.
+    let mut ticks = out.len();
+    for tier in [&[1.0, 5.0, 2.0][..], &[3.0, 4.0, 6.0, 7.0, 8.0, 9.0]] {
+        if ticks >= 3 {
+            break;
+        }
+        for m in tier {
+            for k in k0..=k1 {
+                let v = m * 10f64.powi(k);
+                // Rounded to the mantissa's digits so labels read 0.003, not 0.0030000000000000005.
+                let v: f64 = format!("{v:.0e}").parse().unwrap_or(v);
+                if v >= lo && v <= hi {
+                    out.push(v);
+                    ticks += 1;
+                }
             }
         }
     }
     // Too narrow a range for any of those: evenly spaced (in log) values.
-    if out.len() < 3 {
+    if ticks < 3 {
         for i in 1..8 {
             let v = lo * (hi / lo).powf(i as f64 / 8.0);
             out.push(format!("{v:.2e}").parse().unwrap_or(v));
@@ -549,4 +595,29 @@ pub fn hover<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType
 /// How many labels fit along `len` backend pixels when each needs about `each` CSS pixels.
 pub fn fit(len: u32, each: f64, s: Scale) -> usize {
     ((len as f64 / (each * s.0)) as usize).clamp(2, 12)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_candidates;
+
+    /// The mantissa of a positive value (3 for 0.003).
+    fn mantissa(v: f64) -> f64 {
+        (v / 10f64.powf(v.log10().floor())).round()
+    }
+
+    #[test]
+    fn log_ticks_are_1_2_5_where_the_range_allows() {
+        // An MNIST-1D cross-entropy falling from 2.3 to 0.4; a test MSE over four decades.
+        for (lo, hi) in [(0.4, 2.4), (2e-5, 0.3), (0.09, 1.1)] {
+            let c = log_candidates(lo, hi, &[]);
+            assert!(c.len() >= 3 && c.iter().all(|v| [1.0, 2.0, 5.0].contains(&mantissa(*v))), "{lo}..{hi}: {c:?}");
+        }
+        // Values the chart must label come first; a range with fewer than three 1-2-5 values
+        // gets the other single-digit mantissas, and a very narrow one evenly spaced values.
+        assert_eq!(log_candidates(0.002, 0.02, &[0.003])[0], 0.003);
+        let narrow = log_candidates(0.55, 0.95, &[]);
+        assert!(narrow.contains(&0.6) && narrow.contains(&0.9), "{narrow:?}");
+        assert!(log_candidates(0.61, 0.64, &[]).len() >= 3);
+    }
 }

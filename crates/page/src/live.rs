@@ -1,5 +1,7 @@
 //! The live loss chart: minibatch loss of every run in flight, kept for the whole bench so
 //! the two arms' losses stand side by side (colour = arm; sweep runs faint, full runs solid).
+//! A resumed bench's reused runs are drawn too, dashed and muted: they were not trained in
+//! this attempt, and their record keeps only each epoch's mean loss.
 
 use crate::format::{exact, integer};
 use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
@@ -21,6 +23,9 @@ pub struct Series {
     pub phase: Option<String>,
     /// (step, loss) points.
     pub points: Vec<(f64, f64)>,
+    /// A run reused from a stopped attempt (its points: the record's epoch means).
+    #[serde(default)]
+    pub reused: bool,
 }
 
 impl Series {
@@ -30,15 +35,18 @@ impl Series {
             Some("idea") => IDEA,
             _ => series(i),
         };
-        base.mix(if self.phase.as_deref() == Some("sweep") { 0.45 } else { 1.0 })
+        let alpha = if self.phase.as_deref() == Some("sweep") { 0.45 } else { 1.0 };
+        base.mix(if self.reused { alpha * 0.8 } else { alpha })
     }
 
-    /// The legend group: arm and phase when known, else the run's own label.
+    /// The legend group: arm and phase when known (and whether reused), else the run's own
+    /// label.
     fn group(&self) -> String {
-        match (&self.arm, &self.phase) {
+        let g = match (&self.arm, &self.phase) {
             (Some(a), Some(p)) => format!("{a} {p}"),
             _ => self.label.clone(),
-        }
+        };
+        if self.reused { format!("{g}, reused") } else { g }
     }
 }
 
@@ -57,19 +65,21 @@ pub fn draw<DB: DrawingBackend>(
         return Ok(Vec::new());
     }
     // One legend entry per group (arm and phase), with its run count; at most 12.
-    let mut groups: Vec<(String, RGBAColor, usize)> = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
+    // A run counts once it has a point to draw.
+    let mut groups: Vec<(String, RGBAColor, bool, usize)> = Vec::new();
+    for (i, r) in runs.iter().enumerate().filter(|(_, r)| !r.points.is_empty()) {
         let g = r.group();
         match groups.iter_mut().find(|x| x.0 == g) {
-            Some(x) => x.2 += 1,
-            None => groups.push((g, r.color(i), 1)),
+            Some(x) => x.3 += 1,
+            None => groups.push((g, r.color(i), r.reused, 1)),
         }
     }
     let mut items: Vec<Item> = groups
         .iter()
         .take(12)
-        .map(|(g, c, n)| {
-            Item::new(Key::Line(*c, 2.0, false), if *n > 1 { format!("{g} ({n} runs)") } else { g.clone() })
+        .map(|(g, c, reused, n)| {
+            let runs = if *n == 1 { "1 run".to_string() } else { format!("{n} runs") };
+            Item::new(Key::Line(*c, 2.0, *reused), format!("{g} ({runs})"))
         })
         .collect();
     if groups.len() > 12 {
@@ -97,9 +107,15 @@ pub fn draw<DB: DrawingBackend>(
     for (i, run) in runs.iter().enumerate() {
         let color = run.color(i);
         let pts: Vec<(f64, f64)> = run.points.iter().copied().filter(|p| p.1.is_finite() && p.1 > 0.0).collect();
-        chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(s.px(1.3)))).map_err(&e)?;
+        let style = color.stroke_width(s.px(1.3));
+        if run.reused {
+            chart.draw_series(DashedLineSeries::new(pts.iter().copied(), s.px(5.0), s.px(3.0), style)).map_err(&e)?;
+        } else {
+            chart.draw_series(LineSeries::new(pts.iter().copied(), style)).map_err(&e)?;
+        }
         if let Some(&last) = pts.last() {
-            points.push(hover(&chart, last, format!("{}: step {}, loss {}", run.label, last.0, exact(last.1))));
+            let what = if run.reused { "mean loss of its last epoch" } else { "loss" };
+            points.push(hover(&chart, last, format!("{}: step {}, {what} {}", run.label, last.0, exact(last.1))));
         }
     }
     Ok(points)

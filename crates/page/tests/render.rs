@@ -175,12 +175,14 @@ fn live_chart_draws_runs() {
             arm: None,
             phase: None,
             points: vec![(0.0, 0.5), (1.0, 0.2), (2.0, 0.1)],
+            reused: false,
         },
         live::Series {
             label: "lr 0.003 seed 0".into(),
             arm: None,
             phase: None,
             points: vec![(0.0, 0.5), (1.0, f64::NAN)],
+            reused: false,
         },
     ];
     let out = svg(|a| live::draw(a, "baseline sweep", &runs, Scale(1.0)));
@@ -195,6 +197,7 @@ fn live_chart_keeps_both_arms() {
         arm: Some(arm.into()),
         phase: Some(phase.into()),
         points: (0..200).map(|i| (i as f64, scale * (0.5 / (1.0 + i as f64)))).collect(),
+        reused: false,
     };
     let runs: Vec<live::Series> = (0..3)
         .flat_map(|s| [run("baseline", "sweep", s, 1.0), run("idea", "sweep", s, 2.0), run("baseline", "full", s, 0.7)])
@@ -208,6 +211,82 @@ fn live_chart_keeps_both_arms() {
         let problems = drawn.label_problems();
         assert!(problems.is_empty(), "live chart at {size:?}: {problems:#?}");
     }
+}
+
+/// A resumed bench's reused runs are drawn (dashed) and counted in groups of their own; a run
+/// with nothing to draw yet is not counted.
+#[test]
+fn live_chart_counts_reused_runs_apart() {
+    let specs = [
+        ("sweep", 0, true, 2),
+        ("sweep", 1, true, 2),
+        ("sweep", 2, false, 20),
+        ("full", 0, true, 2),
+        ("full", 1, false, 0),
+    ];
+    let runs = |dashed: bool| -> Vec<live::Series> {
+        specs
+            .iter()
+            .map(|&(phase, seed, reused, n)| live::Series {
+                label: format!("baseline {phase} seed {seed}"),
+                arm: Some("baseline".into()),
+                phase: Some(phase.into()),
+                points: (0..n).map(|i| ((i + 1) as f64 * 10.0, 0.5 / (1.0 + i as f64))).collect(),
+                reused: reused && dashed,
+            })
+            .collect()
+    };
+    let (out, drawn) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(true), Scale(1.0)));
+    for g in ["baseline sweep, reused (2 runs)", "baseline sweep (1 run)", "baseline full, reused (1 run)"] {
+        assert!(out.contains(g), "{g} missing: {:?}", drawn.labels);
+    }
+    assert!(!out.contains("baseline full (1 run)"), "a run without a point is counted");
+    assert_eq!(drawn.points.iter().filter(|p| p.text.contains("mean loss of its last epoch")).count(), 3);
+    // Dashed: each reused line is drawn as many short segments.
+    let (plain, _) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(false), Scale(1.0)));
+    let lines = |svg: &str| svg.matches("<polyline").count() + svg.matches("<line").count();
+    assert!(lines(&out) > lines(&plain) + 3, "reused runs are not dashed");
+}
+
+/// The per-seed chart names every seed, even when one arm's seeds sit within 1% of each
+/// other while the other arm's spread: seed numbers beside both arms, spread apart, none
+/// overlapping; only more seeds than a column holds leave some unnamed, and the legend says so.
+#[test]
+fn per_seed_names_every_seed_when_one_arm_is_tight() {
+    let mut r = load(&quick()).unwrap().report;
+    let n = 8;
+    r.baseline.full.per_seed = (0..n).map(|i| Some(0.01 * (1.0 + 0.001 * i as f64))).collect();
+    r.idea.per_seed = (0..n).map(|i| Some(0.004 + 0.003 * ((i * 5) % n) as f64)).collect();
+    r.comparison.per_seed_diffs =
+        r.baseline.full.per_seed.iter().zip(&r.idea.per_seed).map(|(b, x)| Some(x.unwrap() - b.unwrap())).collect();
+    r.comparison.n_pairs = n;
+    let quick = load(&quick()).unwrap().report;
+    for (report, n) in [(&r, n), (&quick, 4)] {
+        for (size, s) in SIZES {
+            let (svg, drawn) = svg_at(size, |a| per_seed::draw(a, report, s));
+            // Seed numbers sit in the plot, right of the y axis' labels: the plot's left edge
+            // is 0.6 of the baseline-to-idea distance left of the baseline points.
+            let bx = drawn.points.iter().find(|p| p.text.starts_with("seed 0: baseline")).unwrap().x;
+            let ix = drawn.points.iter().find(|p| p.text.starts_with("seed 0: idea")).unwrap().x;
+            let plot_left = bx - (ix - bx) * 6 / 10;
+            for seed in 0..n {
+                let at = drawn.labels.iter().filter(|l| l.x0 > plot_left && l.text == seed.to_string()).count();
+                assert_eq!(at, 2, "seed {seed} labelled {at} times at {size:?} x{}: {:?}", s.0, drawn.labels);
+            }
+            let problems = drawn.label_problems();
+            assert!(problems.is_empty(), "per-seed at {size:?}: {problems:#?}");
+            assert!(!svg.contains("unlabelled"), "{size:?}");
+            // Each arm is named once, under its points.
+            for (arm, x) in [("baseline", bx), ("idea", ix)] {
+                let named: Vec<_> = drawn.labels.iter().filter(|l| l.text == arm).collect();
+                assert!(named.len() == 1 && named[0].x0 < x && x < named[0].x1, "{arm} at {size:?}: {named:?}");
+            }
+        }
+    }
+    // More close seeds than a column holds on a phone: said in the legend.
+    let many = &extreme_reports()[2].1;
+    let (svg, _) = svg_at(SIZES[2].0, |a| per_seed::draw(a, many, SIZES[2].1));
+    assert!(svg.contains("some seeds unlabelled (too close)"), "64 close seeds on a phone");
 }
 
 /// Desktop, phone, and a high-dpr phone (canvas pixels, scale).
