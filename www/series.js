@@ -50,6 +50,8 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
   const cancelBtn = el('button', { type: 'button', id: `${id}-cancel`, textContent: 'Cancel', disabled: true });
   const download = el('button', { type: 'button', id: `${id}-download`, textContent: `Download ${view.fileName}`, disabled: true });
   const progress = el('progress', { id: `${id}-progress`, max: 1, value: 0 });
+  // No bar before anything ran: an empty one reads as a stalled series.
+  const progressRow = el('div', { className: 'progress-row', hidden: true }, progress);
   const status = el('p', { id: `${id}-status`, className: 'help' });
   status.setAttribute('aria-live', 'polite');
   const output = el('div', { id: `${id}-output` });
@@ -58,7 +60,7 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     el('p', { className: 'help', textContent: view.help }),
     ...(view.controls ?? []),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download, ...(view.extraButtons ?? [])),
-    el('div', { className: 'progress-row' }, progress),
+    progressRow,
     status, output);
   section.setAttribute('aria-labelledby', `${id}-title`);
   (document.querySelector('main') ?? document.body).append(section);
@@ -189,6 +191,7 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     state.resultJson = null;
     state.cancelled = false;
     state.finished = [];
+    progressRow.hidden = false;
     download.disabled = true;
     state.running = true;
     refresh();
