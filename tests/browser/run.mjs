@@ -26,5 +26,6 @@ import './workers.test.mjs';
 import './study.test.mjs';
 import './long.test.mjs';
 import './recheck.test.mjs';
+import './native-agreement.test.mjs';
 
 process.exit((await run(process.argv[2])) ? 1 : 0);
