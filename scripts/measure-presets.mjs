@@ -1,8 +1,8 @@
 // Benchmark the page in headless Chromium: the wall time of a whole preset bench from the Run
 // click to the drawn report (plus a screenshot and the downloaded report), or with `calibrate`
 // only the engine's calibration of a backend (ms per work unit, the unit of the progress bar:
-// one run's baseline training step; an idea step weighs 6) and the estimate it gives for the
-// Seed protocol.
+// a share of one trajectory's cell evaluation, docs/SPEC.md "Progress and ETA") and the
+// estimate it gives for the Seed protocol.
 // With `kernels`: the fused kernels' check on WebGPU at populations 1 and 8 (kernel launches
 // and ms per training step, fused and unfused) and the CPU path's ms per step at population 8.
 // With `peak`: this core's f32 peak in the browser (wasm simd128 multiply + add).
@@ -81,9 +81,12 @@ try {
         return window.rdbench.engine.calibrate(next.config, b);
       }, backend);
       for (const c of info.calibration) {
-        const estimate = (info.work_total * c.ms_per_work_unit) / c.workers / 1000;
-        console.log(`calibrate ${c.backend}: ${c.ms_per_work_unit.toFixed(3)} ms per work unit on one worker, ` +
-          `${c.workers} worker(s): the Seed protocol (${info.work_total} units) estimated at ${estimate.toFixed(0)} s`);
+        const at = (units, ms) => (units * ms) / c.workers / 1000;
+        const [low, high] = [at(info.work_low, c.ms_per_work_unit), at(info.work_high, c.ms_per_work_unit_max ?? c.ms_per_work_unit)];
+        console.log(`calibrate ${c.backend}: ${c.ms_per_work_unit.toExponential(3)} ms per work unit on one worker ` +
+          `(slowest trial ${(c.ms_per_work_unit_max ?? c.ms_per_work_unit).toExponential(3)}), ${c.workers} worker(s): ` +
+          `the Seed protocol (${info.work_total} units) estimated at ${at(info.work_total, c.ms_per_work_unit).toFixed(0)} s ` +
+          `(${low.toFixed(0)}–${high.toFixed(0)} s)`);
       }
       console.log(`auto would choose ${info.backend}${info.note ? `: ${info.note}` : ''}`);
     } else {

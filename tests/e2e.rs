@@ -6,7 +6,7 @@
 mod common;
 
 use rdbench_core::config::BenchConfig;
-use rdbench_core::records::{Phase, RunRecord, Slice};
+use rdbench_core::records::{Arm, Phase, RunRecord, Slice};
 use rdbench_core::report::{ProblemKind, Report, validate_json};
 use rdbench_core::stats::Verdict;
 use rdbench_engine::backend;
@@ -278,13 +278,14 @@ impl Host for Watch {
 fn a_resumed_bench_counts_the_whole_bench_in_progress_and_wall_time() {
     let cfg = tiny();
     let b = cpu1();
-    // Cancelled 5 steps into the idea sweep: the baseline sweep (2 runs x 2 epochs x 10
-    // steps of weight 1 = 40 units) is kept; the idea sweep's steps in flight are lost.
+    // Cancelled 5 steps into the idea sweep: the baseline sweep's 2 runs are kept; the idea
+    // sweep's steps in flight are lost.
     let mut host = CancelAfter { steps: 26, finished: 0 };
     let stopped = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut host)).unwrap_err();
     let total = rdbench_engine::protocol::work_total(&cfg) as f64;
     assert_eq!(stopped.runs.len(), 2);
-    assert_eq!(stopped.fraction_kept, 40.0 / total);
+    let kept = 2 * rdbench_engine::protocol::run_work(&cfg, Arm::Baseline, Phase::Sweep);
+    assert_eq!(stopped.fraction_kept, kept as f64 / total);
     assert!(stopped.elapsed_s > 0.0);
     // Resumed as if the stopped attempt had run 1000 s: progress starts at the kept share
     // and never goes back; elapsed and the report's wall time count the 1000 s.
@@ -449,9 +450,11 @@ fn calibration_times_real_steps_and_names_the_backend() {
     ))
     .unwrap();
     assert_eq!((c.backend.as_str(), c.workers), ("cpu-flex", 2));
-    // A baseline step of one run (batch 32, T 81, H 32) takes well over a microsecond and
-    // well under a second on any machine this runs on.
-    assert!(c.ms_per_work_unit > 1e-3 && c.ms_per_work_unit < 1e3, "{c:?}");
+    // A unit is a tenth of one trajectory's forward step (H 32): well over a picosecond and
+    // well under a tenth of a millisecond on any machine this runs on; the slowest of the
+    // trials is no faster than the fastest.
+    assert!(c.ms_per_work_unit > 1e-9 && c.ms_per_work_unit < 1e-1, "{c:?}");
+    assert!(c.ms_per_work_unit_max.is_some_and(|m| m >= c.ms_per_work_unit), "{c:?}");
     let bad = BenchConfig { n_seeds: 0, ..tiny() };
     let e =
         futures::executor::block_on(rdbench_engine::calibrate::calibrate(&bad, &cpu1(), 4, 3, Default::default(), 1));
@@ -459,12 +462,30 @@ fn calibration_times_real_steps_and_names_the_backend() {
 }
 
 #[test]
-fn work_total_counts_every_run_step_with_its_weight() {
+fn work_total_counts_every_run_with_its_passes() {
     // tiny: 2 lrs x 1 sweep seed and 2 paired seeds per arm, 2 epochs; 320 sweep and 400
-    // full training trajectories in minibatches of 32; the idea's steps weigh 6.
+    // full training trajectories (80 validation, 200 test) of T = 80.
     let cfg = tiny();
-    let per_arm = 2 * 10 * 2 + 2 * 13 * 2;
-    assert_eq!(rdbench_engine::protocol::work_total(&cfg), per_arm + 6 * per_arm);
+    let w = rdbench_engine::work::BenchWork::of(&cfg);
+    let (t, c) = (80u64, rdbench_engine::work::CellCost { forward: 10, reversal: 10, vjp: 30 });
+    // The baseline: dense BPTT per training trajectory, a forward pass per evaluated one.
+    let baseline = |n: u64, n_eval: u64| 2 * n * t * (c.forward + c.vjp) + n_eval * t * c.forward;
+    assert_eq!(w.run(Arm::Baseline, Phase::Sweep).mid, baseline(320, 80));
+    assert_eq!(w.run(Arm::Baseline, Phase::Full).mid, baseline(400, 200));
+    // The idea: its probes, and the frontier's passes in the full runs, on top of its steps.
+    for phase in [Phase::Sweep, Phase::Full] {
+        let (b, i) = (w.run(Arm::Baseline, phase), w.run(Arm::Idea, phase));
+        assert!(b.low == b.mid && b.mid == b.high, "{b:?}");
+        assert!(b.mid < i.low && i.low < i.mid && i.mid < i.high, "{phase:?}: {b:?} {i:?}");
+    }
+    let (s, f) = (w.run(Arm::Idea, Phase::Sweep), w.run(Arm::Idea, Phase::Full));
+    // 400 against 320 trajectories and 200 against 80 evaluated explain less than the
+    // difference (the probes do not grow with the trajectories): the frontier's passes.
+    assert!(f.low > s.low * 400 / 320 + 120 * t * c.forward, "the frontier counts: {s:?} {f:?}");
+    let total = rdbench_engine::protocol::work_total(&cfg);
+    let by_run = |arm| 2 * w.run(arm, Phase::Sweep).mid + 2 * w.run(arm, Phase::Full).mid;
+    assert_eq!(total, by_run(Arm::Baseline) + by_run(Arm::Idea));
+    assert_eq!(w.total().mid, total);
 }
 
 /// The report as JSON without its timing fields, the reused-run count and what a split over

@@ -212,3 +212,41 @@ fn a_frontier_probe_records_every_schedule_of_the_grid() {
         );
     }
 }
+
+/// The work units a probe is counted at (`rdbench_engine::work::probe`, the progress bar's
+/// and the estimate's unit) are what its passes counted as they ran, weighted by the model's
+/// cell costs: every schedule of the frontier, the forward pass for the true states and the
+/// one-step defects (T - 1 states rebuilt in one call), on each trajectory of the probe batch.
+/// Both models: the GRU's reversal costs its iterations, rev_ode_small's one inverse.
+#[test]
+fn work_units_count_what_a_probes_passes_ran() {
+    use rdbench_engine::work::{self, IdeaK};
+    let data = Pendulum::default().generate(0);
+    let (t, rows, iters) = (80u64, 8usize, 5usize);
+    let cfg = BenchConfig { k_max: 8, reversal_iters: iters, batch_size: rows, ..BenchConfig::default() };
+    let s = ProbeSettings::new(&cfg, true);
+    for model in [Box::new(Gru::new(2, 16, 2)) as Box<dyn RecurrentModel>, rev_ode(16)] {
+        let (params, _) = init_population(&*model, &[0], &device());
+        let batch = DeviceData::new(&data.train, &device()).all(1, rows);
+        let rec = &futures::executor::block_on(probe(&*model, &params, &batch, &s, 0)).unwrap()[0];
+        let c = model.cell_cost();
+        let ran: u64 = rec
+            .frontier
+            .iter()
+            .map(|p| p.forward_evals * c.forward + p.reversal_evals * c.reversal + p.vjp_steps * c.vjp)
+            .sum();
+        let outside = t * c.forward + (t - 1) * model.reversal_evals(iters) as u64 * c.reversal;
+        let which = match rec.k {
+            1 => IdeaK::One,
+            8 => IdeaK::Max,
+            k => panic!("an untrained cell's probe picks k = 1 or k_max, not {k}"),
+        };
+        assert_eq!(work::probe(&*model, 80, rows, &s, which), (ran + outside) * rows as u64, "k = {}", rec.k);
+        // A training step at k is the reversal point's pass.
+        for p in rec.frontier.iter().filter(|p| p.at.schedule == ScheduleKind::Reversal) {
+            let k = p.at.k.unwrap();
+            let counted = p.forward_evals * c.forward + p.reversal_evals * c.reversal + p.vjp_steps * c.vjp;
+            assert_eq!(work::reversal_pass(&*model, 80, k, iters, true), counted, "k = {k}");
+        }
+    }
+}

@@ -55,7 +55,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     resumable: false,
     // Seconds the stopped attempts of a resumable bench ran: its resume counts them.
     elapsedBefore: 0,
-    // The last 'backend' event: backend, adapter, note, calibration, workers, work_total.
+    // The last 'backend' event: backend, adapter, note, calibration, workers, work_total, work_low, work_high.
     backendInfo: null,
     // Every start the page asked for (as one request), so tests can check what a run used.
     sent: [],

@@ -33,10 +33,14 @@
 //
 // Worker -> page
 //   { type: 'loaded' }                         the engine's wasm is ready
-//   { type: 'backend', backend, adapter, note, calibration, workers, work_total, fallback_adapter }
-//                                              the resolved backend; note: why auto chose it;
-//                                              calibration: [{ backend, ms_per_work_unit, workers }];
-//                                              estimate = work_total x ms_per_work_unit / workers;
+//   { type: 'backend', backend, adapter, note, calibration, workers, work_total, work_low, work_high,
+//     fallback_adapter }                       the resolved backend; note: why auto chose it;
+//                                              calibration: [{ backend, ms_per_work_unit,
+//                                              ms_per_work_unit_max, workers }] (the fastest and
+//                                              slowest of a few trials);
+//                                              estimate = work_total x ms_per_work_unit / workers,
+//                                              from work_low x ms_per_work_unit to
+//                                              work_high x ms_per_work_unit_max;
 //                                              fallback_adapter: WebGPU on a software adapter
 //                                              (the CPU's calibration is listed too, to compare)
 //   { type: 'progress', progress }             before the first step (epoch 0, step 0, no run in

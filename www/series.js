@@ -161,7 +161,8 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
       parts.push({ ...e, label: view.label(c) });
     }
     const sum = sumEstimates(parts);
-    const text = `Estimated time ≈ ${duration(sum.seconds)} for ${parts.length} bench${parts.length === 1 ? '' : 'es'} ` +
+    const text = `Estimated time ≈ ${duration(sum.seconds)} (${duration(sum.low)}–${duration(sum.high)}) for ` +
+      `${parts.length} bench${parts.length === 1 ? '' : 'es'} ` +
       `on ${parts[0].info.backend} (${parts.map((p) => `${p.label} ${duration(p.seconds)}`).join(', ')}), speed measured in this browser.`;
     return { ...sum, text, first, benches: parts.map((p) => p.seconds) };
   }

@@ -13,7 +13,7 @@ use rdbench_core::rerun::{GPU_TOLERANCE, Selection, compare, parse_selection, ru
 use rdbench_engine::backend::Backend;
 use rdbench_engine::error::EngineError;
 use rdbench_engine::host::{Event, Host};
-use rdbench_engine::protocol::run_work;
+use rdbench_engine::work::BenchWork;
 use rdbench_page::format::duration;
 use serde_json::Value;
 
@@ -123,8 +123,8 @@ fn spec(r: &RunRecord) -> RunSpec {
 
 /// Seconds the groups should take: each (phase, arm)'s work units at the speed calibrated
 /// now, split over as many threads as it has runs (none when the calibration fails).
-fn estimate(groups: &[Group]) -> Option<(f64, usize)> {
-    let (mut seconds, mut units) = (0.0, 0usize);
+fn estimate(groups: &[Group]) -> Option<(f64, u64)> {
+    let (mut seconds, mut units) = (0.0, 0u64);
     for g in groups {
         let threads = g.backend.threads.max(1);
         let cal =
@@ -137,8 +137,9 @@ fn estimate(groups: &[Group]) -> Option<(f64, usize)> {
                 None => kinds.push(((s.phase, s.arm), 1)),
             }
         }
+        let work = BenchWork::of(&g.cfg);
         for ((phase, arm), n) in kinds {
-            let u = n * run_work(&g.cfg, arm, phase);
+            let u = n as u64 * work.run(arm, phase).mid;
             units += u;
             seconds += u as f64 * cal.ms_per_work_unit / n.min(threads) as f64 / 1000.0;
         }

@@ -14,7 +14,8 @@ use rdbench_core::records::{RunRecord, RunSpec, full_runs, sweep_runs};
 use rdbench_core::report::Report;
 use rdbench_engine::backend::Backend;
 use rdbench_engine::error::EngineError;
-use rdbench_engine::protocol::{ARMS, run_bench, run_work, work_total};
+use rdbench_engine::protocol::{ARMS, run_bench};
+use rdbench_engine::work::{BenchWork, Units};
 use rdbench_page::format::{duration, num};
 use std::path::Path;
 
@@ -119,16 +120,23 @@ fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: 
             return None;
         }
     };
-    let total = work_total(cfg);
-    let done: usize = reused.iter().map(|r| run_work(cfg, r.arm, r.phase)).sum();
-    let units = total.saturating_sub(done);
-    let seconds = units as f64 * cal.ms_per_work_unit / workers as f64 / 1000.0;
-    let reuse = if done > 0 { format!(" (of {total}; the rest is reused)") } else { String::new() };
+    let work = BenchWork::of(cfg);
+    let total = work.total();
+    let done: Units = reused.iter().map(|r| work.run(r.arm, r.phase)).sum();
+    let units = total - done;
+    let at = |u: u64, ms: f64| u as f64 * ms / workers as f64 / 1000.0;
+    let seconds = at(units.mid, cal.ms_per_work_unit);
+    let (low, high) =
+        (at(units.low, cal.ms_per_work_unit), at(units.high, cal.ms_per_work_unit_max.unwrap_or(cal.ms_per_work_unit)));
+    let reuse = if done.mid > 0 { format!(" (of {}; the rest is reused)", total.mid) } else { String::new() };
     eprintln!(
-        "{prefix}estimated time ≈ {} on {}{}: {units} work units{reuse} × {} ms{}, speed measured just now",
+        "{prefix}estimated time ≈ {} ({}–{}) on {}{}: {} work units{reuse} × {} ms{}, speed measured just now",
         duration(seconds),
+        duration(low),
+        duration(high),
         backend.name,
         if workers > 1 { format!(" ({workers} threads)") } else { String::new() },
+        units.mid,
         num(cal.ms_per_work_unit),
         if workers > 1 { format!(" ÷ {workers}") } else { String::new() },
     );

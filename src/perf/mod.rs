@@ -159,6 +159,7 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize, p
         None => outln!("this core's f32 peak: not measured (no known FMA unit on this CPU)\n"),
     }
     kernel_table(device, train, steps, peak);
+    cell_cost_table(device, train, steps);
     outln!(
         "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)  of peak"
     );
@@ -255,6 +256,75 @@ fn kernel_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize,
     outln!();
 }
 
+/// This thread's CPU time so far, in ns (Linux: the scheduler's own count), else None.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// Milliseconds per call of `f`, the fastest of 5 trials of `calls` calls after a warm-up:
+/// in this thread's CPU time where the system counts it (time other work takes the core
+/// away is not the call's), else in wall time.
+fn cpu_ms_per_call(calls: usize, f: &mut dyn FnMut()) -> f64 {
+    f();
+    (0..5)
+        .map(|_| {
+            let (t0, c0) = (Instant::now(), thread_cpu_ns());
+            for _ in 0..calls {
+                f();
+            }
+            match (c0, thread_cpu_ns()) {
+                (Some(a), Some(b)) => (b - a) as f64 / 1e6 / calls as f64,
+                _ => t0.elapsed().as_secs_f64() * 1000.0 / calls as f64,
+            }
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Each model's cell evaluations through its own interface (what the passes call) at
+/// population 8, batch 32 and the spec's other defaults, one thread: ms per forward step, per
+/// reversal evaluation (a 20-iteration reversal over 20 for the GRU, one inverse for an
+/// exact model) and per one-step VJP (each the fastest of 5 trials, in CPU time), against
+/// the forward step, beside the weights the model's work units use (`RecurrentModel::cell_cost`).
+fn cell_cost_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize) {
+    use burn::tensor::{Distribution, Tensor};
+    use rdbench_engine::model::VjpStep;
+    outln!(
+        "cell costs (population 8, batch 32, spec defaults, one thread)     ms: forward  reversal eval      VJP   ratio 1 : rev : VJP   work units 1 : rev : VJP"
+    );
+    let pop = 8;
+    let b = train.all(pop, 32);
+    for m in rdbench_core::models::MODELS {
+        let cfg = BenchConfig { model: m.name.into(), ..BenchConfig::default() };
+        let ctx = cfg.resolve().expect("the defaults resolve for every model");
+        let model = rdbench_engine::protocol::build_model(&ctx).expect("a registered model");
+        let (params, _) = init_population(&*model, &(0..pop as u64).collect::<Vec<_>>(), device);
+        let h = Tensor::<3>::random([pop, 32, model.hidden()], Distribution::Uniform(-0.5, 0.5), device);
+        let x = b.xs[3].clone();
+        let iters = 20;
+        let per_rev = model.reversal_evals(iters) as f64;
+        let mut grads = model.grad_zeros(&params);
+        let fastest = |f: &mut dyn FnMut()| cpu_ms_per_call(steps.max(200), f);
+        let fwd = fastest(&mut || drop(model.step(&params, h.clone(), x.clone())));
+        let rev = fastest(&mut || drop(model.reverse(&params, h.clone(), x.clone(), iters))) / per_rev;
+        let vjp = fastest(&mut || {
+            let s = VjpStep { h_prev: h.clone(), x: x.clone(), loss: b.loss_at(4), dh: h.clone() };
+            drop(model.step_vjp(&params, s, &mut grads));
+        });
+        let c = model.cell_cost();
+        outln!(
+            "  {:<62} {fwd:>8.4} {rev:>14.4} {vjp:>8.4}   1 : {:.2} : {:.2}       {} : {} : {}",
+            m.name,
+            rev / fwd,
+            vjp / fwd,
+            c.forward,
+            c.reversal,
+            c.vjp
+        );
+    }
+    outln!();
+}
+
 /// `--protocol` and `--runs`.
 fn protocol_and_runs(
     args: &PerfArgs,
@@ -276,13 +346,18 @@ fn protocol_and_runs(
                 backend,
                 backend.threads,
             ));
-            let work = rdbench_engine::protocol::work_total(&cfg);
+            let work = rdbench_engine::work::BenchWork::of(&cfg).total();
             if let Ok(c) = &cal {
+                let s = |u: u64, ms: f64| u as f64 * ms / c.workers as f64 / 1000.0;
+                let slowest = c.ms_per_work_unit_max.unwrap_or(c.ms_per_work_unit);
                 outln!(
-                    "  calibration {:.3} ms per work unit, {work} units on {} thread(s): estimate {:.1} s",
+                    "  calibration {:.3e} ms per work unit (slowest trial {slowest:.3e}), {} units on {} thread(s): estimate {:.1} s ({:.1}–{:.1} s)",
                     c.ms_per_work_unit,
+                    work.mid,
                     c.workers,
-                    work as f64 * c.ms_per_work_unit / c.workers as f64 / 1000.0
+                    s(work.mid, c.ms_per_work_unit),
+                    s(work.low, c.ms_per_work_unit),
+                    s(work.high, slowest),
                 );
             }
             let (t0, f0) = (Instant::now(), flops());

@@ -22,7 +22,9 @@ test('the estimate before Run: minutes from the engine calibration, a confirmati
   const seconds = est.info.work_total * cal.ms_per_work_unit / est.info.workers / 1000;
   assert(Math.abs(est.seconds - seconds) < 1e-9 && est.info.work_total > 0 && cal.ms_per_work_unit > 0, `estimate ${JSON.stringify(est)}`);
   const shown = await page.textContent('#estimate-time');
-  assert(shown.includes(est.info.work_total.toLocaleString('en')) && shown.includes('ms') && /≈ \d+ (h|min) /.test(shown), `estimate text: ${shown}`);
+  assert(shown.includes(est.info.work_total.toLocaleString('en')) && shown.includes('ms') && /≈ \d+ (h|min) .*\(.+–.+\)/.test(shown), `estimate text: ${shown}`);
+  // The range: the idea at k = 1 to k_max, the fastest to the slowest calibration trial.
+  assert(est.low > 0 && est.low <= est.seconds && est.seconds <= est.high && est.info.work_low < est.info.work_high, `range ${JSON.stringify(est)}`);
   // 1000 epochs is far above the threshold: Run asks, and "Not now" starts nothing.
   assert(est.seconds > await page.evaluate(() => window.rdbench.CONFIRM_ABOVE_S), `1000 epochs estimated at ${est.seconds} s`);
   await page.click('#run');

@@ -27,5 +27,6 @@ import './study.test.mjs';
 import './scale.test.mjs';
 import './long.test.mjs';
 import './recheck.test.mjs';
+import './native-agreement.test.mjs';
 
 process.exit((await run(process.argv[2])) ? 1 : 0);

@@ -118,10 +118,18 @@ pub enum WorkerEvent {
         /// Workers the bench will be split over (CPU: Web Workers; WebGPU: 1).
         #[serde(default = "one")]
         workers: usize,
-        /// Work units of the bench (`protocol::work_total`): the estimate is
-        /// `work_total x ms_per_work_unit / workers`.
+        /// Work units of the bench (`protocol::work_total`, the progress bar's total): the
+        /// estimate is `work_total x ms_per_work_unit / workers`.
         #[serde(default)]
-        work_total: usize,
+        work_total: u64,
+        /// The work units if the idea trained at k = 1 throughout and at k_max throughout:
+        /// the estimate's range (`work_low x ms_per_work_unit` to `work_high x
+        /// ms_per_work_unit_max`, over the workers).
+        #[serde(default)]
+        work_low: u64,
+        /// See `work_low`.
+        #[serde(default)]
+        work_high: u64,
         /// The backend is WebGPU on a software (fallback) adapter: the GPU's work emulated on
         /// the CPU, far slower than the engine's own CPU path. The page says so before Run.
         #[serde(default)]
@@ -198,7 +206,12 @@ mod tests {
     /// `www/protocol.js` and compares.
     fn every_message() -> serde_json::Value {
         let config = BenchConfig { n_seeds: 2, lrs: vec![0.01], ..BenchConfig::default() };
-        let calibration = vec![Calibration { backend: "cpu-flex".into(), ms_per_work_unit: 1.5, workers: 2 }];
+        let calibration = vec![Calibration {
+            backend: "cpu-flex".into(),
+            ms_per_work_unit: 1.5,
+            ms_per_work_unit_max: Some(1.8),
+            workers: 2,
+        }];
         let requests = [
             Request::Start {
                 config: config.clone(),
@@ -239,6 +252,8 @@ mod tests {
                 calibration,
                 workers: 2,
                 work_total: 100,
+                work_low: 60,
+                work_high: 140,
                 fallback_adapter: true,
             },
             WorkerEvent::Progress { progress },

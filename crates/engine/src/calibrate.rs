@@ -15,11 +15,11 @@ use rdbench_core::report::Calibration;
 use rdbench_core::track;
 use web_time::{Duration, Instant};
 
-/// Counts training steps and stops after `max_steps` timed steps or `budget`.
+/// Times training steps and stops after `max_steps` timed steps or `budget`.
 struct Timer {
-    steps: usize,
-    first: Option<Instant>,
-    last: Option<Instant>,
+    /// When each step ended (its loss read); the first step is the warm-up (allocation,
+    /// kernel compilation on a GPU).
+    ends: Vec<Instant>,
     max_steps: usize,
     budget: Duration,
 }
@@ -27,11 +27,7 @@ struct Timer {
 impl Host for Timer {
     fn event(&mut self, event: &Event) {
         if let Event::Progress(_) = event {
-            self.steps += 1;
-            let now = Instant::now();
-            // The first step is the warm-up (allocation, kernel compilation on a GPU).
-            self.first.get_or_insert(now);
-            self.last = Some(now);
+            self.ends.push(Instant::now());
         }
     }
 
@@ -40,13 +36,18 @@ impl Host for Timer {
     }
 
     fn cancelled(&self) -> bool {
-        let timed = self.steps.saturating_sub(1);
-        timed >= self.max_steps || (timed >= 1 && self.first.is_some_and(|t| t.elapsed() >= self.budget))
+        let timed = self.ends.len().saturating_sub(1);
+        timed >= self.max_steps || (timed >= 1 && self.ends[0].elapsed() >= self.budget)
     }
 }
 
+/// Timed steps per trial: the calibration is the fastest trial, the slowest its spread.
+const STEPS_PER_TRIAL: usize = 2;
+
 /// Time `runs` baseline runs of `cfg` on `backend` for up to `max_steps` steps after a
-/// warm-up step, stopping early once `budget` has passed (at least one timed step).
+/// warm-up step, stopping early once `budget` has passed (at least one timed step). The
+/// timed steps are split into trials of [`STEPS_PER_TRIAL`]: the fastest trial is the speed
+/// (other work sharing the machine only slows a trial down), the slowest its upper end.
 /// `workers` is recorded as how many such workers the bench would run in parallel.
 pub async fn calibrate(
     cfg: &BenchConfig,
@@ -67,7 +68,7 @@ pub async fn calibrate(
     // Enough epochs for max_steps + 1 steps even when an epoch is one minibatch.
     let settings = TrainSettings { epochs: max_steps + 1, ..TrainSettings::new(cfg, &backend.name) };
     let mut rule = DenseRule;
-    let mut timer = Timer { steps: 0, first: None, last: None, max_steps: max_steps.max(1), budget };
+    let mut timer = Timer { ends: Vec::new(), max_steps: max_steps.max(1), budget };
     let mut tally = Tally::new(specs.len(), 0);
     let result = train_population(
         &Population { model: &*model, train: &train, eval: &eval, settings: &settings, device: &backend.device },
@@ -81,26 +82,47 @@ pub async fn calibrate(
         Ok(_) | Err(EngineError::Cancelled) => {}
         Err(e) => return Err(e),
     }
-    let timed = timer.steps.saturating_sub(1);
-    let (Some(first), Some(last)) = (timer.first, timer.last) else {
+    if timer.ends.is_empty() {
         return Err(EngineError::Device("calibration: no training step ran".into()));
-    };
-    if timed == 0 {
+    }
+    if timer.ends.len() < 2 {
         return Err(EngineError::Device("calibration: no step after the warm-up ran".into()));
     }
-    let units = timed * specs.len() * rule.step_weight();
-    let ms = last.duration_since(first).as_secs_f64() * 1000.0 / units as f64;
-    Ok(Calibration { backend: backend.name.clone(), ms_per_work_unit: ms, workers })
+    // Step i (0 the warm-up) trains the rows of its minibatch: the epoch's last may be smaller.
+    let per_epoch = train.n.div_ceil(settings.batch_size);
+    let rows = |i: usize| {
+        let j = i % per_epoch;
+        if j + 1 == per_epoch { train.n - j * settings.batch_size } else { settings.batch_size.min(train.n) }
+    };
+    let units_per_row = rule.cost(&*model, train.t, train.n).step * specs.len() as u64;
+    let timed: Vec<usize> = (1..timer.ends.len()).collect();
+    let trials: Vec<f64> = timed
+        .chunks(STEPS_PER_TRIAL)
+        .map(|steps| {
+            let (first, last) = (steps[0], steps[steps.len() - 1]);
+            let ms = timer.ends[last].duration_since(timer.ends[first - 1]).as_secs_f64() * 1000.0;
+            let units: u64 = steps.iter().map(|&i| rows(i) as u64 * units_per_row).sum();
+            ms / units as f64
+        })
+        .collect();
+    let fastest = trials.iter().copied().fold(f64::INFINITY, f64::min);
+    let slowest = trials.iter().copied().fold(0.0, f64::max);
+    Ok(Calibration {
+        backend: backend.name.clone(),
+        ms_per_work_unit: fastest,
+        ms_per_work_unit_max: Some(slowest),
+        workers,
+    })
 }
 
 /// The calibration `auto`, the page's estimate and `rdbench bench` use: 4 runs, up to 6
-/// timed steps or about 0.6 s after the warm-up.
+/// timed steps (3 trials of 2) or about 0.6 s after the warm-up.
 pub async fn calibrate_default(
     cfg: &BenchConfig,
     backend: &Backend,
     workers: usize,
 ) -> Result<Calibration, EngineError> {
-    calibrate(cfg, backend, 4, 6, Duration::from_millis(600), workers).await
+    calibrate(cfg, backend, 4, 3 * STEPS_PER_TRIAL, Duration::from_millis(600), workers).await
 }
 
 /// The backend `auto` takes, and why, in words for the page and the report.
@@ -148,7 +170,7 @@ mod tests {
     use super::*;
 
     fn cal(backend: &str, ms: f64, workers: usize) -> Calibration {
-        Calibration { backend: backend.into(), ms_per_work_unit: ms, workers }
+        Calibration { backend: backend.into(), ms_per_work_unit: ms, ms_per_work_unit_max: None, workers }
     }
 
     /// 4 ms per unit on 2 workers is 2 ms of throughput: faster than 3, slower than 1.

@@ -22,6 +22,7 @@ pub mod peak;
 pub mod protocol;
 pub mod schedule;
 pub mod train;
+pub mod work;
 
 pub use rdbench_core as core;
 

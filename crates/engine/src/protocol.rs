@@ -11,6 +11,7 @@ use crate::idea::probe::ProbeSettings;
 use crate::model::{self, RecurrentModel};
 use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Population, Tally, TrainSettings, train_population};
+use crate::work::BenchWork;
 use indexmap::IndexMap;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::context::BenchContext;
@@ -92,9 +93,9 @@ struct Scheduler<'a> {
 }
 
 impl Scheduler<'_> {
-    /// Work units of `runs` runs of `rule` on `n` trajectories.
-    fn work(&self, rule: &dyn GradientRule, runs: usize, n: usize) -> usize {
-        work(rule, runs, n, self.settings.batch_size, self.settings.epochs)
+    /// Work units of `runs` runs of `rule` on `data` (training and evaluated trajectories).
+    fn work(&self, rule: &dyn GradientRule, runs: usize, (train, eval): (&DeviceData, &DeviceData)) -> u64 {
+        runs as u64 * rule.cost(self.model, train.t, train.n).run_units(train.n, eval.n, self.settings.epochs)
     }
 
     /// The records of `specs`, in their order: each from `prior` where it is there (same
@@ -133,7 +134,7 @@ impl Scheduler<'_> {
             for (i, rec) in mine.iter().zip(self.train(&todo, rule, (train, eval), host).await?) {
                 out[*i] = Some(rec);
             }
-            self.tally.work_kept += self.work(rule, mine.len(), train.n);
+            self.tally.work_kept += self.work(rule, mine.len(), (train, eval));
         }
         // The other workers' shares arrive as records relayed by the page.
         while out.iter().any(Option::is_none) {
@@ -157,11 +158,11 @@ impl Scheduler<'_> {
     /// Count the runs this bench takes over from `prior` before any step, so a resumed
     /// bench's progress starts where the stopped one kept it: every sweep run, and the full
     /// runs at any lr of the grid (a stopped bench's full runs are at the lr its sweep chose,
-    /// and the resumed sweep is the same computation). `sizes`: the training trajectories of
-    /// the sweep and of the full runs. In a bench split over workers every worker reuses the
+    /// and the resumed sweep is the same computation). `data`: the sweep's and the full runs'
+    /// (training, evaluation) data. In a bench split over workers every worker reuses the
     /// same runs and worker 0 counts them, so the workers' figures add up.
     /// `rules[phase][arm]`: each phase's rule per arm (the idea's full runs also probe the frontier).
-    fn count_reused(&mut self, rules: &[[Box<dyn GradientRule>; 2]; 2], sizes: (usize, usize)) {
+    fn count_reused(&mut self, rules: &[[Box<dyn GradientRule>; 2]; 2], data: [(&DeviceData, &DeviceData); 2]) {
         if self.split.is_some_and(|s| s.index != 0) {
             return;
         }
@@ -169,12 +170,12 @@ impl Scheduler<'_> {
         for (i, arm) in ARMS.into_iter().enumerate() {
             let full_at_any_lr = self.cfg.lrs.iter().flat_map(|&lr| full_runs(arm, lr, self.cfg.n_seeds)).collect();
             let sweep = sweep_runs(arm, &self.cfg.lrs, self.cfg.n_sweep_seeds);
-            for (phase, (specs, n)) in [(sweep, sizes.0), (full_at_any_lr, sizes.1)].into_iter().enumerate() {
+            for (phase, (specs, d)) in [(sweep, data[0]), (full_at_any_lr, data[1])].into_iter().enumerate() {
                 let found = specs
                     .iter()
                     .filter(|s| self.prior.runs.iter().any(|r| self.prior.reuses(r, s, backend, hash)))
                     .count();
-                let units = self.work(&*rules[phase][i], found, n);
+                let units = self.work(&*rules[phase][i], found, d);
                 self.tally.runs_done += found;
                 self.tally.work_done += units;
                 self.tally.work_kept += units;
@@ -289,32 +290,16 @@ pub struct Ran {
     pub environment: Environment,
 }
 
-/// Work units of `runs` runs of `rule` on `n` trajectories: every training step, weighted by
-/// its arm's `GradientRule::step_weight` (the progress bar's unit, and the time estimate's).
-fn work(rule: &dyn GradientRule, runs: usize, n: usize, batch_size: usize, epochs: usize) -> usize {
-    runs * n.div_ceil(batch_size) * epochs * rule.step_weight()
+/// Work units of one run of `arm` in `phase` under a validated `cfg` (`crate::work`; a
+/// resumed bench's estimate leaves out those of the runs it reuses).
+pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> u64 {
+    BenchWork::of(cfg).run(arm, phase).mid
 }
 
-/// Work units of one run of `arm` in `phase` under a validated `cfg` (a resumed bench's
-/// estimate leaves out those of the runs it reuses).
-pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> usize {
-    let full_n = cfg.resolve().expect("validated").train_sequences;
-    let n = match phase {
-        Phase::Sweep => full_n - track::validation_size(full_n),
-        Phase::Full => full_n,
-    };
-    work(&*rule_for(arm, phase, cfg), 1, n, cfg.batch_size, cfg.epochs)
-}
-
-/// Work units of the whole bench under a validated `cfg` (the estimate before Run is
-/// `work_total x Calibration::ms_per_work_unit / workers`).
-pub fn work_total(cfg: &BenchConfig) -> usize {
-    ARMS.iter()
-        .map(|&arm| {
-            cfg.lrs.len() * cfg.n_sweep_seeds * run_work(cfg, arm, Phase::Sweep)
-                + cfg.n_seeds * run_work(cfg, arm, Phase::Full)
-        })
-        .sum()
+/// Work units of the whole bench under a validated `cfg`: the progress bar's total, and the
+/// estimate before Run is `work_total x Calibration::ms_per_work_unit / workers`.
+pub fn work_total(cfg: &BenchConfig) -> u64 {
+    BenchWork::of(cfg).total().mid
 }
 
 /// Run the whole bench on `backend` and build its report.
@@ -367,12 +352,11 @@ pub async fn run_phases(
     };
     scheduler.tally.work_total = (0..ARMS.len())
         .map(|i| {
-            scheduler.work(&*rules[0][i], n_sweep, sweep_data.0.n)
-                + scheduler.work(&*rules[1][i], cfg.n_seeds, full_data.0.n)
+            scheduler.work(&*rules[0][i], n_sweep, sweep_data) + scheduler.work(&*rules[1][i], cfg.n_seeds, full_data)
         })
         .sum();
     debug_assert_eq!(scheduler.tally.work_total, work_total(cfg));
-    scheduler.count_reused(&rules, (sweep_data.0.n, full_data.0.n));
+    scheduler.count_reused(&rules, [sweep_data, full_data]);
     host.event(&Event::Progress(scheduler.progress_at_start(sweep_data.0.n.div_ceil(cfg.batch_size))));
 
     let mut runs: Vec<RunRecord> = Vec::new();
@@ -492,7 +476,8 @@ pub async fn train_runs(
         tally: Tally::new(specs.len(), 0),
         reused: 0,
     };
-    scheduler.tally.work_total = groups.iter().map(|((p, a), g)| g.len() * run_work(cfg, *a, *p)).sum();
+    let work = BenchWork::of(cfg);
+    scheduler.tally.work_total = groups.iter().map(|((p, a), g)| g.len() as u64 * work.run(*a, *p).mid).sum();
     let mut runs = Vec::with_capacity(specs.len());
     for ((phase, arm), group) in &groups {
         let mut rule = rule_for(*arm, *phase, cfg);

@@ -134,13 +134,16 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
     if fallback_adapter {
         figures.push(measure(Kind::Cpu, config, cpu_workers).await?);
     }
+    let work = rdbench_engine::work::BenchWork::of(config).total();
     Ok(WorkerEvent::Backend {
         backend: b.name,
         adapter: b.adapter,
         note,
         calibration: figures,
         workers: n,
-        work_total: rdbench_engine::protocol::work_total(config),
+        work_total: work.mid,
+        work_low: work.low,
+        work_high: work.high,
         fallback_adapter,
     })
 }

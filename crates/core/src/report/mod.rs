@@ -280,9 +280,14 @@ pub struct Environment {
 pub struct Calibration {
     /// Backend name, as in `environment.backend` ("cpu-flex", "webgpu").
     pub backend: String,
-    /// Milliseconds per work unit (one run's training step of the baseline arm; the idea
-    /// arm's steps weigh `IDEA_STEP_WEIGHT` units) in one worker.
+    /// Milliseconds per work unit in one worker (a unit is a share of one trajectory's cell
+    /// evaluation, `rdbench_engine::work`): the fastest of a few short trials of the
+    /// baseline's training steps.
     pub ms_per_work_unit: f64,
+    /// The slowest trial's milliseconds per work unit: the estimate's upper end (absent in
+    /// older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_per_work_unit_max: Option<f64>,
     /// Workers the backend would run on in parallel (CPU: Web Workers; WebGPU: 1).
     pub workers: usize,
 }

@@ -9,4 +9,4 @@ pub mod frontier;
 pub mod probe;
 pub mod rule;
 
-pub use rule::{IDEA_STEP_WEIGHT, IdeaRule};
+pub use rule::IdeaRule;

@@ -12,12 +12,6 @@ use burn::tensor::Tensor;
 use rdbench_core::records::ProbeRecord;
 use std::collections::VecDeque;
 
-/// Work units of one idea-arm run-step against one baseline run-step, for the progress
-/// fraction and ETA. Measured on the default config with the fused CPU kernels, the idea
-/// phases take 5.2x the baseline's natively and 7.5x in the browser (reversals in the
-/// backward pass and in every probe); 6 sits between.
-pub const IDEA_STEP_WEIGHT: usize = 6;
-
 /// The idea arm's state while it trains one population.
 pub struct IdeaRule {
     settings: ProbeSettings,
@@ -49,8 +43,15 @@ impl IdeaRule {
 }
 
 impl GradientRule for IdeaRule {
-    fn step_weight(&self) -> usize {
-        IDEA_STEP_WEIGHT
+    fn cost(&self, model: &dyn RecurrentModel, t: usize, n_train: usize) -> crate::work::RunCost {
+        crate::work::run_cost(
+            model,
+            rdbench_core::records::Arm::Idea,
+            &self.settings,
+            t,
+            n_train,
+            crate::work::IdeaK::Mean,
+        )
     }
 
     fn start(&mut self, train: &DeviceData, runs: usize) {

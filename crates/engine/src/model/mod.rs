@@ -100,6 +100,14 @@ pub trait RecurrentModel: Send + Sync {
     /// `s.loss` (weighted, at the readout of h_t') `+ s.dh . h_t'`, and return its gradient with
     /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
+    /// Reversal evaluations one rebuilt state costs at `iters` fixed-point iterations: the
+    /// iterations themselves, unless the model inverts its step exactly (then one).
+    fn reversal_evals(&self, iters: usize) -> usize {
+        iters
+    }
+    /// What each kind of cell evaluation costs on this model, in work units
+    /// (`crate::work`).
+    fn cell_cost(&self) -> crate::work::CellCost;
     /// `(r0, r_max)` for a model whose low-rank maps grow by enrichment (spec §7); None for
     /// a model without a rank (the rank knobs then change nothing).
     fn rank_limits(&self) -> Option<(usize, usize)> {

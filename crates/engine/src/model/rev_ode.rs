@@ -167,6 +167,16 @@ impl RecurrentModel for RevOde {
         Tensor::cat(vec![a, b], 2)
     }
 
+    fn reversal_evals(&self, _iters: usize) -> usize {
+        1 // the algebraic inverse
+    }
+
+    fn cell_cost(&self) -> crate::work::CellCost {
+        // `rdbench perf`'s cell-cost table: an inverse costs about a step, a VJP 2.4 (docs/PERF.md,
+        // "Work units").
+        crate::work::CellCost { forward: 10, reversal: 10, vjp: 24 }
+    }
+
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
         let VjpStep { h_prev, x, loss, dh } = s;
         super::evals::vjp(h_prev.dims()[0]);

@@ -6,6 +6,7 @@ use crate::batch::{Batch, DeviceData};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 pub use crate::schedule::GradOut;
+use crate::work::RunCost;
 use burn::tensor::Tensor;
 use rdbench_core::records::ProbeRecord;
 use std::future::Future;
@@ -26,8 +27,9 @@ pub struct RunExtras {
 /// How one arm trains a population. One value trains one population at a time: `start`
 /// resets it for the next.
 pub trait GradientRule {
-    /// Work units of one run-step, against the baseline's 1 (progress fraction and ETA).
-    fn step_weight(&self) -> usize;
+    /// What one run costs in work units (`crate::work`) with `model` on sequences of `t`
+    /// steps and `n_train` training trajectories: the progress bar's unit and the estimate's.
+    fn cost(&self, model: &dyn RecurrentModel, t: usize, n_train: usize) -> RunCost;
     /// Reset for a population of `runs` runs that trains on `train` (by default, nothing).
     fn start(&mut self, _train: &DeviceData, _runs: usize) {}
     /// Called with the current parameters before epoch `epoch` (0-based) and once more

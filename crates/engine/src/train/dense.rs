@@ -15,8 +15,8 @@ use rdbench_core::track::Task;
 pub struct DenseRule;
 
 impl GradientRule for DenseRule {
-    fn step_weight(&self) -> usize {
-        1
+    fn cost(&self, model: &dyn RecurrentModel, t: usize, _n_train: usize) -> crate::work::RunCost {
+        crate::work::RunCost { step: crate::work::dense(model, t), probe: 0, eval: crate::work::forward(model, t) }
     }
 
     fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {

@@ -65,18 +65,18 @@ pub struct Tally {
     pub runs_done: usize,
     /// Runs in the bench.
     pub runs_total: usize,
-    /// Work units done (a run-step, weighted by the arm's `GradientRule::step_weight`),
-    /// the steps of runs still in flight included.
-    pub work_done: usize,
+    /// Work units done (`crate::work`, each run's as its arm's `GradientRule::cost` counts
+    /// them), the steps of runs still in flight included.
+    pub work_done: u64,
     /// Work units of the finished runs only: what a stop keeps.
-    pub work_kept: usize,
+    pub work_kept: u64,
     /// Work units in the bench.
-    pub work_total: usize,
+    pub work_total: u64,
 }
 
 impl Tally {
     /// A fresh tally of `runs_total` runs and `work_total` work units, started now.
-    pub fn new(runs_total: usize, work_total: usize) -> Self {
+    pub fn new(runs_total: usize, work_total: u64) -> Self {
         Tally { start: Instant::now(), before_s: 0.0, runs_done: 0, runs_total, work_done: 0, work_kept: 0, work_total }
     }
 
@@ -86,7 +86,7 @@ impl Tally {
     }
 
     /// Share of the bench's work in `units` work units.
-    pub fn share(&self, units: usize) -> f64 {
+    pub fn share(&self, units: u64) -> f64 {
         units as f64 / self.work_total.max(1) as f64
     }
 }

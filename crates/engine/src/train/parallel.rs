@@ -4,8 +4,7 @@
 //! slice it trains in (tested), and the records come back in spec order.
 
 use super::arm::GradientRule;
-use super::{Population, Tally, TrainSettings, train_population};
-use crate::batch::DeviceData;
+use super::{Population, Tally, train_population};
 use crate::error::EngineError;
 use crate::host::{Event, Host};
 use rdbench_core::records::{RunRecord, RunSpec};
@@ -64,14 +63,14 @@ pub fn train_split(
         drop(tx);
         // Each slice counts from the same base; the bench's figures are the base plus every
         // slice's own progress.
-        let mut work = vec![0usize; parts.len()];
+        let mut work = vec![0u64; parts.len()];
         let mut runs = vec![0usize; parts.len()];
         for (slice, mut event) in rx {
             if let Event::Progress(p) = &mut event {
-                work[slice] = ((p.fraction * tally.work_total as f64).round() as usize).saturating_sub(base_work);
+                work[slice] = ((p.fraction * tally.work_total as f64).round() as u64).saturating_sub(base_work);
                 runs[slice] = p.runs_done.saturating_sub(base_runs);
                 p.runs_done = base_runs + runs.iter().sum::<usize>();
-                p.fraction = (base_work + work.iter().sum::<usize>()) as f64 / tally.work_total.max(1) as f64;
+                p.fraction = (base_work + work.iter().sum::<u64>()) as f64 / tally.work_total.max(1) as f64;
             }
             host.event(&event);
             if host.cancelled() {
@@ -85,18 +84,14 @@ pub fn train_split(
         records.extend(r?);
     }
     tally.runs_done = base_runs + records.len();
-    tally.work_done = base_work + work_of(specs.len(), at.train, at.settings, make_rule);
+    tally.work_done = base_work + work_of(specs.len(), at, make_rule);
     Ok(records)
 }
 
-/// Work units of `runs` runs on `train` (as the single-threaded tally counts them).
-fn work_of(
-    runs: usize,
-    train: &DeviceData,
-    settings: &TrainSettings,
-    make_rule: &(dyn Fn() -> Box<dyn GradientRule> + Sync),
-) -> usize {
-    runs * train.n.div_ceil(settings.batch_size) * settings.epochs * make_rule().step_weight()
+/// Work units of `runs` runs of `at` (as the single-threaded tally counts them).
+fn work_of(runs: usize, at: &Population<'_>, make_rule: &(dyn Fn() -> Box<dyn GradientRule> + Sync)) -> u64 {
+    let cost = make_rule().cost(at.model, at.train.t, at.train.n);
+    runs as u64 * cost.run_units(at.train.n, at.eval.n, at.settings.epochs)
 }
 
 #[cfg(test)]

@@ -54,7 +54,13 @@ pub async fn train_population(
     let mut diverged: Vec<Option<DivergedAt>> = vec![None; r];
     let mut curves: Vec<Vec<Option<f64>>> = vec![Vec::new(); r];
     let steps = train.n.div_ceil(settings.batch_size);
-    let weight = rule.step_weight();
+    // The population's work units, its probes and evaluation included, counted as its steps
+    // train, in proportion to the trajectories trained (the probes come once an epoch): the
+    // last step's progress is the population's whole share.
+    let cost = rule.cost(model, train.t, train.n);
+    let (base, units) = (tally.work_done, r as u128 * cost.run_units(train.n, eval.n, settings.epochs) as u128);
+    let rows_total = (settings.epochs * train.n).max(1) as u128;
+    let mut rows_done = 0u128;
 
     for epoch in 0..=settings.epochs {
         let live: Vec<bool> = diverged.iter().map(Option::is_none).collect();
@@ -100,7 +106,8 @@ pub async fn train_population(
                             sums[run].1 += u.b;
                         }
                     }
-                    tally.work_done += r * weight;
+                    rows_done += u.b as u128;
+                    tally.work_done = base + (units * rows_done / rows_total) as u64;
                     host.event(&Event::Progress(Progress {
                         phase: specs[0].phase,
                         arm: specs[0].arm,
