@@ -186,8 +186,8 @@ impl clap::Args for ScaleArgs {
             .mut_arg("seq_len", |a| a.hide(true))
             .arg(Arg::new("seq_lens").long("seq-lens").value_name("T,T,..").default_value(SCALE_SEQ_LENS).help(
                 "The sequence lengths, comma-separated (0 is the track's default). The defaults (this, the \
-                         adding problem, both models, 4 seeds, 1 sweep seed, lr 0.01, 3 epochs) took 14 min on a \
-                         loaded 2-core machine (docs/STUDY.md); T = 10000 adds about an hour.",
+                         adding problem, both models, 4 seeds, 1 sweep seed, lr 0.01, 3 epochs) took 12.5 min on a \
+                         loaded 2-core machine (docs/STUDY.md); T = 10000 adds 80 min there.",
             ))
             .arg(
                 Arg::new("chart")
