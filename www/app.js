@@ -342,9 +342,14 @@ let presetRound = 0;
 async function estimatePresets() {
   if (!controls) return;
   const round = ++presetRound;
-  const backend = controls.current.backend;
+  // The presets' times are the CPU backend's: calibrating every preset on a GPU (a software
+  // one especially) would hold the engine for minutes before the user's own bench. With
+  // WebGPU chosen they are left out; the form's own estimate is on its backend.
+  const gpu = controls.current.backend === 'webgpu';
   const form = nextStart();
-  const queue = [...(form ? [form] : []), ...controls.presets.map((p) => ({ config: p.config, backend, name: p.name }))];
+  const presets = gpu ? [] : controls.presets.map((p) => ({ config: p.config, backend: 'cpu', name: p.name }));
+  if (gpu) for (const p of controls.presets) controls.presetTime(p.name, '');
+  const queue = [...(form ? [form] : []), ...presets];
   for (const next of queue) {
     if (next.name && !settled.has(estimateKey(next))) controls.presetTime(next.name, 'measuring…');
   }
