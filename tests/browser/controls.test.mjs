@@ -161,10 +161,10 @@ test('presets come from the schema, set every control, and show their time witho
   const pressed = () => page.$$eval('#presets button[aria-pressed=true]', (bs) => bs.map((b) => b.id));
   // A first visit shows the spec's defaults: the Seed protocol.
   assert(JSON.stringify(await pressed()) === '["preset-seed"]', `pressed on a first visit: ${await pressed()}`);
-  // Each preset's time, from the engine's estimate of its config in this browser.
+  // Each preset's time, from the engine's estimate of its config on the CPU backend in this browser.
   await page.waitForFunction(() => [...document.querySelectorAll('.preset-time')].every((t) => t.textContent.startsWith('≈ ')), null, { timeout: 240_000 });
   for (const p of schema.presets) {
-    const est = await page.evaluate((config) => window.rdbench.estimateFor({ config, backend: window.rdbench.current.backend }), p.config);
+    const est = await page.evaluate((config) => window.rdbench.estimateFor({ config, backend: 'cpu' }), p.config);
     const time = await page.textContent(`#preset-${p.name}-time`);
     assert(time === `≈ ${await page.evaluate(async (v) => (await import('/www/format.js')).duration(v), est.seconds)}`, `preset ${p.name}: ${time}, estimate ${est.seconds} s`);
     assert(await page.isVisible(`#preset-${p.name}-time`), `preset ${p.name}: time not shown`);
