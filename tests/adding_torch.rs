@@ -84,8 +84,15 @@ fn rev_ode_last_step_mse_gradients_match_torch() {
     let r = &fx.v["rev_ode"];
     let n = |k: &str| r[k].as_u64().unwrap() as usize;
     // Two inputs, one output: only a readout that is not residual can be built.
-    let shape =
-        ModelShape { input: fx.f, hidden: n("H"), output: fx.o, rank0: n("rank"), rank_max: n("r_max"), task: TASK };
+    let shape = ModelShape {
+        input: fx.f,
+        hidden: n("H"),
+        output: fx.o,
+        rank0: n("rank"),
+        rank_max: n("r_max"),
+        task: TASK,
+        forget_bits: 3,
+    };
     let model = model::by_name("rev_ode_small", &shape).unwrap();
     let shapes = model.param_shapes();
     let mut params: Vec<Tensor<3>> =

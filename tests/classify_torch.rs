@@ -78,8 +78,15 @@ fn rev_ode_cross_entropy_gradients_match_torch() {
     let fx = fx();
     let r = &fx.v["rev_ode"];
     let n = |k: &str| r[k].as_u64().unwrap() as usize;
-    let shape =
-        ModelShape { input: fx.f, hidden: n("H"), output: CLASSES, rank0: n("rank"), rank_max: n("r_max"), task: TASK };
+    let shape = ModelShape {
+        input: fx.f,
+        hidden: n("H"),
+        output: CLASSES,
+        rank0: n("rank"),
+        rank_max: n("r_max"),
+        task: TASK,
+        forget_bits: 3,
+    };
     let model = model::by_name("rev_ode_small", &shape).unwrap();
     let shapes = model.param_shapes();
     let mut params: Vec<Tensor<3>> =
@@ -105,7 +112,7 @@ fn rev_ode_cross_entropy_gradients_match_torch() {
 
 #[test]
 fn the_regression_readout_of_rev_ode_needs_matching_widths_but_a_classification_does_not() {
-    let shape = |task| ModelShape { input: 1, hidden: 8, output: CLASSES, rank0: 2, rank_max: 3, task };
+    let shape = |task| ModelShape { input: 1, hidden: 8, output: CLASSES, rank0: 2, rank_max: 3, task, forget_bits: 3 };
     let err = model::by_name("rev_ode_small", &shape(Task::Regression)).err().unwrap();
     assert!(err.contains("as many outputs as inputs"), "{err}");
     assert!(model::by_name("rev_ode_small", &shape(TASK)).is_ok());

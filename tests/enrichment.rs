@@ -20,7 +20,8 @@ use rdbench_engine::train::{Population, Tally, TrainSettings, init_population, t
 const H: usize = 16;
 
 fn model(rank0: usize, rank_max: usize) -> RevOde {
-    RevOde::new(&ModelShape { input: 2, hidden: H, output: 2, rank0, rank_max, task: Task::Regression }).unwrap()
+    RevOde::new(&ModelShape { input: 2, hidden: H, output: 2, rank0, rank_max, task: Task::Regression, forget_bits: 3 })
+        .unwrap()
 }
 
 /// Every state and prediction of a forward pass, flattened.

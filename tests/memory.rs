@@ -54,7 +54,8 @@ fn rev_ode_k_max_holds_fewer_states_and_the_probe_measures_it() {
     // Measured on this thread only, so the other test of this binary does not disturb it.
     let (h, b) = (256usize, 64usize);
     let data = Pendulum::default().generate(0);
-    let shape = ModelShape { input: 2, hidden: h, output: 2, rank0: 8, rank_max: 8, task: Task::Regression };
+    let shape =
+        ModelShape { input: 2, hidden: h, output: 2, rank0: 8, rank_max: 8, task: Task::Regression, forget_bits: 3 };
     let model = RevOde::new(&shape).unwrap();
     let (params, _) = init_population(&model, &[0], &device());
     let batch = DeviceData::new(&data.train, &device()).all(1, b);

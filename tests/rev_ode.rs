@@ -19,7 +19,7 @@ use rdbench_engine::train::dense::dense_grads;
 use rdbench_engine::train::init_population;
 
 fn shape(hidden: usize, rank0: usize) -> ModelShape {
-    ModelShape { input: 2, hidden, output: 2, rank0, rank_max: 8, task: Task::Regression }
+    ModelShape { input: 2, hidden, output: 2, rank0, rank_max: 8, task: Task::Regression, forget_bits: 3 }
 }
 
 fn flat_grads(g: &[Tensor<3>]) -> Vec<f64> {

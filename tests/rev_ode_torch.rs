@@ -30,8 +30,15 @@ fn fx() -> Fx {
     let v = fixture("rev_ode_torch.json");
     let n = |k: &str| v[k].as_u64().unwrap() as usize;
     let (f, h, b, t) = (n("F"), n("H"), n("B"), n("T"));
-    let shape =
-        ModelShape { input: f, hidden: h, output: f, rank0: n("rank"), rank_max: n("r_max"), task: Task::Regression };
+    let shape = ModelShape {
+        input: f,
+        hidden: h,
+        output: f,
+        rank0: n("rank"),
+        rank_max: n("r_max"),
+        task: Task::Regression,
+        forget_bits: 3,
+    };
     Fx { model: RevOde::new(&shape).unwrap(), v, f, h, b, t }
 }
 

@@ -22,7 +22,15 @@ use rdbench_engine::train::init_population;
 fn rev_ode(hidden: usize) -> Box<dyn RecurrentModel> {
     model::by_name(
         "rev_ode_small",
-        &ModelShape { input: 2, hidden, output: 2, rank0: 4, rank_max: 8, task: rdbench_core::track::Task::Regression },
+        &ModelShape {
+            input: 2,
+            hidden,
+            output: 2,
+            rank0: 4,
+            rank_max: 8,
+            task: rdbench_core::track::Task::Regression,
+            forget_bits: 3,
+        },
     )
     .unwrap()
 }

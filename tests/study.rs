@@ -50,12 +50,12 @@ fn texts() -> &'static Vec<String> {
 fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
     let study = build_study(texts()).unwrap();
     assert_eq!(study.tracks, ["dynamics", "mnist1d", "adding"]);
-    assert_eq!(study.models, ["rnn_small", "rev_ode_small"]);
+    assert_eq!(study.models, ["rnn_small", "rev_ode_small", "rev_gru"]);
     assert_eq!(study.policies, ["one_step", "chained"]);
     let rows: Vec<String> = study.table.iter().map(|r| format!("{} {} {}", r.track, r.model, r.policy)).collect();
     let mut want = Vec::new();
     for t in ["dynamics", "mnist1d", "adding"] {
-        for m in ["rnn_small", "rev_ode_small"] {
+        for m in ["rnn_small", "rev_ode_small", "rev_gru"] {
             for p in ["one_step", "chained"] {
                 want.push(format!("{t} {m} {p}"));
             }
@@ -94,12 +94,16 @@ fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
     assert_eq!(study.per_track.iter().map(|m| m.scope.as_str()).collect::<Vec<_>>(), ["dynamics", "mnist1d", "adding"]);
     for m in &study.per_track {
         let n: usize = study.table.iter().filter(|r| r.track == m.scope).map(|r| r.n_probes).sum();
-        assert_eq!((m.n_probes, m.benches.len()), (n, 4), "{}", m.scope);
+        assert_eq!((m.n_probes, m.benches.len()), (n, 6), "{}", m.scope);
     }
     // The exactly reversible model's probes are all in the low-defect regime, with the dense
     // gradient at k_max.
     for rev in study.table.iter().filter(|r| r.model == "rev_ode_small") {
         assert!(rev.mean_defect.unwrap() < 1e-5 && rev.mean_grad_cos_kmax.unwrap() > 0.9999, "{rev:?}");
+    }
+    // The reversible GRU's, with its information buffer, exactly 0.
+    for rev in study.table.iter().filter(|r| r.model == "rev_gru") {
+        assert!(rev.mean_defect == Some(0.0) && rev.mean_grad_cos_kmax.unwrap() > 0.9999, "{rev:?}");
     }
     let rev = study.table.iter().find(|r| r.model == "rev_ode_small").unwrap();
     let rev_m = study.per_model.iter().find(|m| m.scope == "rev_ode_small").unwrap();

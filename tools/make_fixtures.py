@@ -5,7 +5,8 @@ Run once (needs torch, scipy, numpy, mnist1d for its fixtures; revolve_schedules
 checkpoint-schedules):
 python3 tools/make_fixtures.py [NAME ...]
 Writes tests/fixtures/{gru_torch,adam_torch,stats_scipy,gru_reversal_torch,rev_ode_torch,revolve_schedules,
-numpy_legacy,mnist1d,classify_torch,mnist1d_lengths,adding_torch}.json, or only
+numpy_legacy,mnist1d,classify_torch,mnist1d_lengths,adding_torch,
+rev_gru_torch}.json, or only
 the named ones (e.g. `python3 tools/make_fixtures.py gru_reversal_torch`), so adding a
 fixture does not rewrite the committed others. CI does not run this: the outputs are
 committed. Versions used are recorded in each file.
@@ -686,6 +687,45 @@ def adding_torch_fixture():
     }
 
 
+def rev_gru_fixture():
+    """rev_gru's equations (MacKay et al. 2018's RevGRU: two halves, each updated from the other
+    with GRU gates, the update gate capped at 2^-bits and rounded to 1/1024) in float64 torch:
+    the states of a forward pass. The Rust fixed-point forward (states rounded to 2^-23) must
+    match within its resolution."""
+    F, H, B, T, bits = 3, 8, 2, 20, 3
+    g = H // 2
+    rng = np.random.default_rng(11)
+    shapes = {"wa_x": (F, 3 * g), "wa_h": (g, 2 * g), "ua": (g, g), "ca": (1, 3 * g),
+              "wb_x": (F, 3 * g), "wb_h": (g, 2 * g), "ub": (g, g), "cb": (1, 3 * g),
+              "w_o": (H, F), "b_o": (1, F)}
+    bound = 1 / np.sqrt(H)
+    params = {k: torch.from_numpy(rng.uniform(-bound, bound, size=s)) for k, s in shapes.items()}
+    x = torch.from_numpy(rng.uniform(-1, 1, size=(T, B, F)))
+    m = 1 - 2.0 ** -bits
+
+    def half(a, other, xt, w_x, w_h, u, c):
+        xw = xt @ w_x
+        s = torch.sigmoid(xw[:, :2 * g] + other @ w_h + c[:, :2 * g])
+        z = torch.clamp(torch.round((m * s[:, :g] + 1 - m) * 1024), 1024 * (1 - m), 1024) / 1024
+        n = torch.tanh(xw[:, 2 * g:] + (s[:, g:] * other) @ u + c[:, 2 * g:])
+        return z * a + (1 - z) * n
+
+    h = torch.zeros(B, H, dtype=torch.float64)
+    states = [h]
+    for t in range(T):
+        a, b = h[:, :g], h[:, g:]
+        a = half(a, b, x[t], params["wa_x"], params["wa_h"], params["ua"], params["ca"])
+        b = half(b, a, x[t], params["wb_x"], params["wb_h"], params["ub"], params["cb"])
+        h = torch.cat([a, b], 1)
+        states.append(h)
+    return {
+        "F": F, "H": H, "B": B, "T": T, "bits": bits,
+        "params": {k: tolist(v) for k, v in params.items()},
+        "x": tolist(x),
+        "h": tolist(torch.stack(states)),
+    }
+
+
 FIXTURES = {
     "gru_torch": gru_fixture,
     "adam_torch": adam_fixture,
@@ -698,6 +738,7 @@ FIXTURES = {
     "classify_torch": classify_torch_fixture,
     "mnist1d_lengths": mnist1d_lengths_fixture,
     "adding_torch": adding_torch_fixture,
+    "rev_gru_torch": rev_gru_fixture,
 }
 
 

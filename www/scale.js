@@ -27,7 +27,8 @@ export function createScale(schema, options) {
     return { set, chosen: () => inputs.filter((i) => i.checked).map((i) => i.value).join(',') };
   };
   const tracks = boxes('track', 'Tracks', (v) => v === 'adding');
-  const models = boxes('model', 'Models', () => true);
+  // The two models `rdbench scale` runs by default (rev_gru is one click away).
+  const models = boxes('model', 'Models', (v) => v === 'rnn_small' || v === 'rev_ode_small');
   const problem = el('p', { id: 'scale-problem', className: 'field-error', hidden: true });
   const inputs = el('div', { className: 'scale-inputs' },
     el('label', { htmlFor: 'scale-lens', className: 'scale-lens' }, 'Sequence lengths T', lens,

@@ -1,11 +1,11 @@
-// Study mode: twelve benches (three tracks, two models, two policies), pooled conditions, chart,
+// Study mode: eighteen benches (three tracks, three models, two policies), pooled conditions, chart,
 // table and study_report.json.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
 import { same, setField, TINY, tinyConfig } from './helpers.mjs';
 
-test('Study mode: estimate, cancel, resume; twelve tiny benches on every track, pooled conditions, chart, table, study_report.json', async () => {
+test('Study mode: estimate, cancel, resume; eighteen tiny benches on every track, pooled conditions, chart, table, study_report.json', async () => {
   const page = await openPage(browser());
   await tinyConfig(page, TINY);
   // The study runs rev_ode_small too, whose rank is at most hidden_size / 2 = 4.
@@ -17,7 +17,7 @@ test('Study mode: estimate, cancel, resume; twelve tiny benches on every track, 
   // The benches' speed is measured first: the status gives the estimate, per bench.
   await page.waitForFunction(() => window.rdbench.study.estimate, null, { timeout: 120_000 });
   const status = await page.textContent('#study-status');
-  assert(/Estimated time ≈ .+ for 12 benches on cpu-flex \(dynamics rnn_small one_step .+, adding rev_ode_small chained .+\)/.test(status), `status: ${status}`);
+  assert(/Estimated time ≈ .+ for 18 benches on cpu-flex \(dynamics rnn_small one_step .+, adding rev_gru chained .+\)/.test(status), `status: ${status}`);
   assert(!(await page.evaluate(() => document.getElementById('confirm-run').open)), 'a tiny study asked');
   // Cancel during the second bench, then resume: the button says what is kept.
   await page.waitForFunction(() => window.rdbench.study.reports.length === 1 && window.rdbench.study.running, null, { timeout: 600_000 });
@@ -31,15 +31,15 @@ test('Study mode: estimate, cancel, resume; twelve tiny benches on every track, 
   const wall = (Date.now() - t0) / 1000;
   const done = await page.textContent('#study-status');
   const after = await page.evaluate(() => window.rdbench.study.elapsedBefore);
-  assert(done.startsWith('Study finished: 12 benches in') && after > before, `status ${done}; ${before} s before the cancel, ${after} s in all`);
+  assert(done.startsWith('Study finished: 18 benches in') && after > before, `status ${done}; ${before} s before the cancel, ${after} s in all`);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#study-download')]);
   const study = JSON.parse(readFileSync(await download.path(), 'utf8'));
   console.log(`    tiny study in the browser: ${wall.toFixed(1)} s`);
   assert(same(study.tracks, ['dynamics', 'mnist1d', 'adding']), `tracks ${study.tracks}`);
-  assert(same(study.models, ['rnn_small', 'rev_ode_small']), `models ${study.models}`);
+  assert(same(study.models, ['rnn_small', 'rev_ode_small', 'rev_gru']), `models ${study.models}`);
   assert(same(study.policies, ['one_step', 'chained']), `policies ${study.policies}`);
-  assert(study.table.length === 12 && study.reports.length === 12, 'twelve benches');
-  assert(same(study.reports.map((r) => r.metric_direction), [...Array(4).fill('lower is better'), ...Array(4).fill('higher is better'), ...Array(4).fill('lower is better')]),
+  assert(study.table.length === 18 && study.reports.length === 18, 'eighteen benches');
+  assert(same(study.reports.map((r) => r.metric_direction), [...Array(6).fill('lower is better'), ...Array(6).fill('higher is better'), ...Array(6).fill('lower is better')]),
     'each report in its track\'s direction');
   // Every embedded report is a bench report of its model and policy that the viewer loads.
   const loads = await page.evaluate(async (reports) => {
@@ -56,13 +56,13 @@ test('Study mode: estimate, cancel, resume; twelve tiny benches on every track, 
   const low = probes.some((p) => p.defect_mean !== null && p.defect_mean <= study.tau);
   const high = probes.some((p) => p.defect_mean === null || p.defect_mean > study.tau);
   assert(study.pooled.conditions.a_both_regimes.holds === (low && high), 'condition (a) from the pooled probes');
-  assert(study.per_model.map((m) => m.scope).join() === 'rnn_small,rev_ode_small', 'per model');
+  assert(study.per_model.map((m) => m.scope).join() === 'rnn_small,rev_ode_small,rev_gru', 'per model');
   assert(study.per_track.map((m) => m.scope).join() === 'dynamics,mnist1d,adding', 'per track');
   // Measured memory is a native measurement: null in the browser, and the table says so.
   assert(study.table.every((r) => r.memory_saved_measured === null), 'no measured memory in wasm');
   const cells = await page.$$eval('#study-table tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
-  assert(cells.length === 12 && cells[2][1] === 'rev_ode_small' && cells[2][8] === 'not measured in the browser', `table ${JSON.stringify(cells)}`);
-  assert(cells[4][0] === 'mnist1d' && cells[4][9] === 'test accuracy (higher is better)', `metric named: ${JSON.stringify(cells[4])}`);
+  assert(cells.length === 18 && cells[2][1] === 'rev_ode_small' && cells[2][8] === 'not measured in the browser', `table ${JSON.stringify(cells)}`);
+  assert(cells[6][0] === 'mnist1d' && cells[6][9] === 'test accuracy (higher is better)', `metric named: ${JSON.stringify(cells[6])}`);
   // Its numbers are written as the card writes them (the page's one formatter).
   const written = await page.evaluate((t) => import('/www/format.js')
     .then((f) => t.map((r) => [f.num(r.baseline_metric), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
@@ -90,7 +90,7 @@ test('Study mode: a long study asks first, with its estimate; "Not now" starts n
   await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 120_000 });
   const title = await page.textContent('#confirm-title');
   const text = await page.textContent('#confirm-text');
-  assert(title === 'Start a long study?' && /Estimated time ≈ \d+ (h|min) .* for 12 benches/.test(text), `dialog: ${title} / ${text}`);
+  assert(title === 'Start a long study?' && /Estimated time ≈ \d+ (h|min) .* for 18 benches/.test(text), `dialog: ${title} / ${text}`);
   await page.click('#confirm-cancel');
   await page.waitForFunction(() => !window.rdbench.study.running, null, { timeout: 10_000 });
   assert((await page.textContent('#study-status')).startsWith('Not started.'), 'status');

@@ -64,6 +64,7 @@ pub fn model_shape(bench: &BenchContext) -> model::ModelShape {
         rank0: bench.cfg.rank_r0,
         rank_max: bench.cfg.rank_max,
         task: bench.task,
+        forget_bits: bench.cfg.forget_bits,
     }
 }
 

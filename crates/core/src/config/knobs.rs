@@ -314,6 +314,20 @@ pub const KNOBS: &[Knob] = &[
         run: true,
     },
     Knob {
+        key: "forget_bits",
+        label: "Forgetting cap",
+        help: "rev_gru: most bits a hidden unit may forget per step (MacKay et al.'s cap: the \
+               update gate stays at or above 2^-bits). Its information buffer keeps that many \
+               bits per unit and step, so the reversal is exact. No effect on the other models.",
+        unit: "bits",
+        kind: KnobKind::Int { min: 1, max: IntBound::Fixed(10) },
+        default: "3",
+        flag: "--forget-bits",
+        slider: slider(1.0, 10.0, 1.0, false),
+        advanced: true,
+        run: true,
+    },
+    Knob {
         key: "rank_r0",
         label: "Starting rank r0",
         help: "rev_ode_small: rank each run's low-rank maps U (V^T .) start at. No effect on \

@@ -75,6 +75,10 @@ pub struct BenchConfig {
     /// without it read 0: they ran at the track's default.
     #[serde(default)]
     pub seq_len: usize,
+    /// Forgetting cap of rev_gru: at most this many bits per hidden unit per step (its
+    /// information buffer keeps them). Reports without it read the default.
+    #[serde(default = "default_forget_bits")]
+    pub forget_bits: usize,
 }
 
 /// The train sequences `train_size` means on `track` (0: the track's default).
@@ -94,6 +98,10 @@ fn default_rank_r0() -> usize {
 
 fn default_rank_max() -> usize {
     knob_default("rank_max")
+}
+
+fn default_forget_bits() -> usize {
+    knob_default("forget_bits")
 }
 
 fn default_enrich_window() -> usize {

@@ -37,6 +37,7 @@ fn defaults_are_the_spec_defaults() {
         bootstrap_resamples: 10_000,
         rank_r0: 2,
         rank_max: 8,
+        forget_bits: 3,
         enrich_window: 5,
         enrich_threshold: 0.05,
         train_size: 0,

@@ -10,6 +10,7 @@ use crate::schedule::reversal::{chained_defect, checkpoint_count, relative_error
 use crate::train::dense::hidden_states;
 use crate::train::read_f32;
 use burn::tensor::Tensor;
+use rdbench_core::models::buffer_words;
 use rdbench_core::policy::{Policy, chained_ks, choose_k};
 pub use rdbench_core::records::{ChainedDefect, ProbeRecord};
 
@@ -104,7 +105,15 @@ pub async fn probe(
     let h_t = Tensor::cat(hs[2..=t_len].to_vec(), 1);
     let x_t = Tensor::cat(batch.xs[1..t_len].to_vec(), 1);
     let truth = Tensor::cat(hs[1..t_len].to_vec(), 1);
-    let (mean, max) = relative_errors(model.reverse(params, h_t, x_t, s.reversal_iters), truth);
+    let rebuilt = match model.buffer_bits() {
+        // With the digits each step forgot (what its buffer would hold).
+        Some(_) => {
+            let digits = model.step_forgetting(params, truth.clone(), x_t.clone()).1;
+            model.reverse_with(params, h_t, x_t, digits)
+        }
+        None => model.reverse(params, h_t, x_t, s.reversal_iters),
+    };
+    let (mean, max) = relative_errors(rebuilt, truth);
     let mut cols = vec![mean, max];
 
     // Reversal at each probed interval: its chains (from each true h_c, c = k, 2k, .., k - 1
@@ -143,6 +152,7 @@ pub async fn probe(
         let chained: Vec<(usize, f64)> = ks.iter().zip(&row[2..]).map(|(&k, &d)| (k, d as f64)).collect();
         let k = choose_k(s.policy, row[0] as f64, &chained, s.tau, s.k_max);
         chosen.push(k);
+        let buffer_words = model.buffer_bits().map_or(0, |b| buffer_words(t_len, b as usize));
         let bytes = |states: usize| (states * s.batch_size * model.hidden() * 4) as u64;
         records.push(ProbeRecord {
             epoch,
@@ -151,7 +161,8 @@ pub async fn probe(
             chained: chained.iter().map(|&(k, d)| ChainedDefect { k, defect: finite(d as f32) }).collect(),
             k,
             checkpoints: checkpoint_count(t_len, k),
-            stored_bytes: bytes(checkpoint_count(t_len, k)),
+            // The buffer's words (rev_gru) are held with the checkpoints.
+            stored_bytes: bytes(checkpoint_count(t_len, k) + buffer_words),
             dense_bytes: bytes(t_len + 1),
             grad_cos_chosen: None,
             grad_cos_kmax: None,

@@ -13,12 +13,14 @@ mod gru;
 pub mod gru_params;
 pub mod kernels;
 pub mod loss;
+mod rev_gru;
 mod rev_ode;
 pub mod simd;
 mod small_mm;
 
 pub use gru::Gru;
 pub use loss::{StepLoss, squared_error};
+pub use rev_gru::RevGru;
 pub use rev_ode::RevOde;
 
 use burn::tensor::Tensor;
@@ -42,6 +44,8 @@ pub struct ModelShape {
     /// What the readout is for: a regression's next-step prediction or a classification's
     /// logits (rev_ode_small's readout is residual only for the former).
     pub task: Task,
+    /// Forgetting cap in bits per unit per step (rev_gru).
+    pub forget_bits: usize,
 }
 
 /// Builds a model for a shape, or says why that shape does not fit it.
@@ -51,6 +55,7 @@ type Build = fn(&ModelShape) -> Result<Box<dyn RecurrentModel>, String>;
 const BUILDERS: &[(&str, Build)] = &[
     ("rnn_small", |s| Ok(Box::new(Gru::new(s.input, s.hidden, s.output).for_task(s.task)))),
     ("rev_ode_small", |s| Ok(Box::new(RevOde::new(s)?))),
+    ("rev_gru", |s| Ok(Box::new(RevGru::new(s)?))),
 ];
 
 /// Parameters of a population: one `[R, rows, cols]` tensor per parameter.
@@ -100,6 +105,22 @@ pub trait RecurrentModel: Send + Sync {
     /// `s.loss` (weighted, at the readout of h_t') `+ s.dh . h_t'`, and return its gradient with
     /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
+    /// Bits per unit per step of the information buffer that makes the model's reversal
+    /// exact (rev_gru: its forgetting cap), or None for a model whose reversal needs none.
+    /// A model with a buffer implements [`step_forgetting`](Self::step_forgetting) and
+    /// [`reverse_with`](Self::reverse_with), and the reversal schedules keep its digits in an
+    /// [`InfoBuffer`](crate::schedule::info_buffer::InfoBuffer).
+    fn buffer_bits(&self) -> Option<u32> {
+        None
+    }
+    /// h_t and the digits `[R, B, H]` step t forgot (each below 2^buffer_bits).
+    fn step_forgetting(&self, _p: &[Tensor<3>], _h: Tensor<3>, _x: Tensor<3>) -> (Tensor<3>, Tensor<3>) {
+        unreachable!("only a model with an information buffer forgets digits")
+    }
+    /// h_{t-1} rebuilt exactly from h_t, x_t and the digits step t forgot.
+    fn reverse_with(&self, _p: &[Tensor<3>], _h: Tensor<3>, _x: Tensor<3>, _digits: Tensor<3>) -> Tensor<3> {
+        unreachable!("only a model with an information buffer reverses with digits")
+    }
     /// Reversal evaluations one rebuilt state costs at `iters` fixed-point iterations: the
     /// iterations themselves, unless the model inverts its step exactly (then one).
     fn reversal_evals(&self, iters: usize) -> usize {
@@ -160,6 +181,27 @@ impl Grads {
         let g = &mut self.per_param()[i];
         *g = g.clone() + delta;
     }
+}
+
+/// `dh` plus the gradient of step `loss` at `model`'s readout of `h_new` (linear in h_t, its
+/// weight and bias the parameters at `w_o` and `b_o`), whose gradients go to `grads`; x takes
+/// no gradient (it is data).
+pub(crate) fn readout_vjp(
+    model: &dyn RecurrentModel,
+    p: &[Tensor<3>],
+    (h_new, x): (Tensor<3>, Tensor<3>),
+    loss: StepLoss,
+    dh: Tensor<3>,
+    grads: &mut Grads,
+    [w_o, b_o]: [usize; 2],
+) -> Tensor<3> {
+    if let StepLoss::None = loss {
+        return dh;
+    }
+    let dp = loss.grad(model.readout(p, h_new.clone(), x)).expect("a step with a loss");
+    grads.add(w_o, h_new.swap_dims(1, 2).matmul(dp.clone()));
+    grads.add(b_o, dp.clone().sum_dim(1));
+    dh + dp.matmul(p[w_o].clone().swap_dims(1, 2))
 }
 
 /// One zero tensor shaped like each of `p` (a gradient in the parameters' own layout).

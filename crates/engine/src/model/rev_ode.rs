@@ -15,7 +15,7 @@
 //! at that moment, and its V column is the random one drawn at initialisation (its gradient
 //! was zero while the U column was masked).
 
-use super::{Grads, ModelShape, RecurrentModel, StepLoss, VjpStep};
+use super::{Grads, ModelShape, RecurrentModel, VjpStep};
 use burn::tensor::{Tensor, TensorData};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -61,7 +61,7 @@ impl RevOde {
     /// `input == output` (the readout adds x_t): the config check reports an odd hidden size
     /// before a model is built; the constructor checks again for code that builds one directly.
     pub fn new(shape: &ModelShape) -> Result<Self, String> {
-        let ModelShape { input, hidden, output, rank0, rank_max, task } = *shape;
+        let ModelShape { input, hidden, output, rank0, rank_max, task, .. } = *shape;
         if hidden < 2 || !hidden.is_multiple_of(2) {
             return Err(format!("rev_ode_small needs an even hidden size of at least 2 (got {hidden})"));
         }
@@ -188,15 +188,7 @@ impl RecurrentModel for RevOde {
         let b2 = b.clone() + cg.th.clone().mul_scalar(STEP);
         let h_new = Tensor::cat(vec![a2.clone(), b2], 2);
 
-        // The step's loss term at the readout (x takes no gradient: it is data).
-        let dh_new = if let StepLoss::None = loss {
-            dh
-        } else {
-            let dp = loss.grad(self.readout(p, h_new.clone(), x.clone())).expect("a step with a loss");
-            grads.add(W_O, h_new.swap_dims(1, 2).matmul(dp.clone()));
-            grads.add(B_O, dp.clone().sum_dim(1));
-            dh + dp.matmul(p[W_O].clone().swap_dims(1, 2))
-        };
+        let dh_new = super::readout_vjp(self, p, (h_new, x.clone()), loss, dh, grads, [W_O, B_O]);
         let (da2, db2) = (dh_new.clone().narrow(2, 0, hh), dh_new.narrow(2, hh, hh));
 
         // b' = b + G(a'): b passes db' through, a' gets G's input gradient.

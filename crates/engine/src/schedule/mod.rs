@@ -7,6 +7,7 @@
 
 pub mod dense;
 pub mod fixed_interval;
+pub mod info_buffer;
 pub mod plan;
 pub mod reversal;
 pub mod revolve;

@@ -6,7 +6,13 @@
 //! run's own checkpoint count. The backward pass walks t = T..1 one step's
 //! vector-Jacobian product at a time, reverses only the rows of the runs that have no
 //! checkpoint at t - 1, and frees each checkpoint once it is passed.
+//!
+//! A model with an information buffer (rev_gru) keeps every step's forgotten digits on the
+//! way forward and pops them on the way back, so its reversal is exact; its digits are
+//! packed for all runs together, so every step reverses every run, and the words the buffer
+//! held count as stored states (each word is one state's size).
 
+use super::info_buffer::InfoBuffer;
 use super::{Counts, Pass};
 use crate::batch::{Batch, rows};
 use crate::model::evals::{self, Evals};
@@ -102,9 +108,17 @@ fn walk(
     // States held per run, counted from what is actually stored.
     let mut stored_states = vec![1usize; r];
     stored[0] = Some(Stored { runs: (0..r).collect(), h: h.clone() });
+    let mut buffer = model.buffer_bits().map(InfoBuffer::new);
     for (i, x) in batch.xs.iter().enumerate() {
         let t = i + 1;
-        h = model.step(params, h, x.clone());
+        h = match buffer.as_mut() {
+            Some(buffer) => {
+                let (next, digits) = model.step_forgetting(params, h, x.clone());
+                buffer.push(digits);
+                next
+            }
+            None => model.step(params, h, x.clone()),
+        };
         if vjps {
             loss = model.add_loss(params, h.clone(), x.clone(), &batch.loss_at(t), loss);
         }
@@ -115,6 +129,9 @@ fn walk(
         }
     }
     drop(h);
+    if let Some(b) = &buffer {
+        stored_states.iter_mut().for_each(|s| *s += b.peak_words());
+    }
 
     // Backward: t = T..1, h_{t-1} from a checkpoint or by one reversal of the h_t in use.
     let mut grads = vjps.then(|| model.grad_zeros(params));
@@ -128,9 +145,21 @@ fn walk(
     let mut n_chains = 0usize;
     for t in (1..=t_len).rev() {
         let x = batch.xs[t - 1].clone();
-        let h_prev = match stored[t - 1].take() {
-            Some(s) if s.runs.len() == r => s.h,
-            found => {
+        let h_prev = match (stored[t - 1].take(), buffer.as_mut()) {
+            (Some(s), None) if s.runs.len() == r => s.h,
+            (Some(s), Some(b)) if s.runs.len() == r => {
+                b.pop();
+                s.h
+            }
+            (_, Some(b)) => {
+                // Exact: the same state a checkpoint holds, for every run.
+                let spent = evals::so_far().reversal;
+                let rev = model.reverse_with(params, h_cur.clone(), x.clone(), b.pop());
+                let each = (evals::so_far().reversal - spent) / r as u64;
+                reversal.iter_mut().for_each(|n| *n += each);
+                rev
+            }
+            (found, None) => {
                 // Only the runs without a checkpoint here are reversed, each counted as run.
                 let need: Vec<usize> = (0..r).filter(|i| found.as_ref().is_none_or(|s| !s.runs.contains(i))).collect();
                 let sub: Vec<Tensor<3>> = params.iter().map(|p| rows(p, &need)).collect();

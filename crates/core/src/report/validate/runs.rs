@@ -104,6 +104,10 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
     }
     let Some(t) = cfg.resolved_seq_len() else { return };
     let state_bytes = (cfg.batch_size * cfg.hidden_size * 4) as u64;
+    // A model with an information buffer (rev_gru) holds its words with the checkpoints.
+    let buffer = crate::models::info(&cfg.model)
+        .filter(|m| m.info_buffer)
+        .map_or(0, |_| crate::models::buffer_words(t, cfg.forget_bits));
     let ks = chained_ks(cfg.k_max);
     for (j, p) in r.probes.iter().enumerate() {
         let at = format!("{path}.probes[{j}]");
@@ -133,12 +137,10 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
                 format!("{} but k = {} keeps ceil({t} / k) + 1 = {states}", p.checkpoints, p.k),
             );
         }
-        if p.stored_bytes != p.checkpoints as u64 * state_bytes {
-            let want = p.checkpoints as u64 * state_bytes;
-            c.fail(
-                &join(&at, "stored_bytes"),
-                format!("{} but checkpoints x batch x hidden x 4 = {want}", p.stored_bytes),
-            );
+        if p.stored_bytes != (p.checkpoints + buffer) as u64 * state_bytes {
+            let want = (p.checkpoints + buffer) as u64 * state_bytes;
+            let held = if buffer > 0 { format!("(checkpoints + {buffer} buffer words)") } else { "checkpoints".into() };
+            c.fail(&join(&at, "stored_bytes"), format!("{} but {held} x batch x hidden x 4 = {want}", p.stored_bytes));
         }
         if p.dense_bytes != (t + 1) as u64 * state_bytes {
             let want = (t + 1) as u64 * state_bytes;
@@ -149,7 +151,7 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
     // the mean of those probes' checkpoints per minibatch, and one that diverged stored
     // between the fewest and the most of the epochs it trained.
     let every_epoch = r.diverged_at.as_ref().is_none_or(|d| d.epoch >= cfg.epochs);
-    let drove: Vec<usize> = r.probes.iter().filter(|p| p.epoch < cfg.epochs).map(|p| p.checkpoints).collect();
+    let drove: Vec<usize> = r.probes.iter().filter(|p| p.epoch < cfg.epochs).map(|p| p.checkpoints + buffer).collect();
     match (r.mean_stored_states, drove.iter().min(), drove.iter().max()) {
         (None, _, _) => c.fail(&join(path, "mean_stored_states"), "null, though an idea run trains at least one step"),
         (Some(s), Some(&lo), Some(&hi)) if !every_epoch && !(lo as f64..=hi as f64).contains(&s) => c.fail(
@@ -159,7 +161,7 @@ fn record(cfg: &BenchConfig, r: &RunRecord, path: &str, c: &mut Checker) {
         _ => {}
     }
     if every_epoch && r.probes.len() == cfg.epochs + 1 {
-        let per_epoch: Vec<f64> = r.probes[..cfg.epochs].iter().map(|p| p.checkpoints as f64).collect();
+        let per_epoch: Vec<f64> = r.probes[..cfg.epochs].iter().map(|p| (p.checkpoints + buffer) as f64).collect();
         let want = crate::stats::mean(&per_epoch);
         if r.mean_stored_states != Some(want) {
             c.fail(
