@@ -192,7 +192,8 @@ fn gru_reverse_kernel(
     let (n, f) = (rows as usize, f as usize);
     let hid_u = hid as usize;
     let h3 = 3 * hid_u;
-    let rr = CUBE_POS_X as usize;
+    // The (run, row) index: the grid's cubes in order, whatever its shape (`per_row`).
+    let rr = CUBE_POS;
     let r = rr / n;
     let step = CUBE_DIM_X as usize;
     // Two halves, swapped every iteration (one barrier each): it reads g from one, writes the
@@ -317,7 +318,8 @@ fn gru_vjp_rows_kernel(
     let (n, f) = (rows as usize, f as usize);
     let (hd, od) = (hid as usize, o as usize);
     let h3 = 3 * hd;
-    let rr = CUBE_POS_X as usize;
+    // The (run, row) index: the grid's cubes in order, whatever its shape (`per_row`).
+    let rr = CUBE_POS;
     let r = rr / n;
     let step = CUBE_DIM_X as usize;
     // The packed row's offsets (PackedLayout::offsets).
@@ -522,11 +524,28 @@ fn elementwise(like: &CubeTensor, n: usize) -> (CubeCount, CubeDim) {
     (calculate_cube_count_elemwise(&like.client, n, dim), dim)
 }
 
-/// The cube count of a kernel with one cube per (run, row): `R * N` cubes, which WebGPU
-/// caps at 65535 per dimension.
-fn per_row(rows: usize) -> CubeCount {
-    assert!(rows <= 65_535, "{rows} runs x rows exceed a GPU dispatch's 65535 workgroups");
-    CubeCount::Static(rows as u32, 1, 1)
+/// WebGPU's guaranteed workgroups per grid dimension.
+const MAX_CUBES: usize = 65_535;
+
+/// The cube count of a kernel with one cube per (run, row): `runs * rows` cubes, the kernel
+/// reading its index as `CUBE_POS` (the cubes in order). WebGPU caps each grid dimension at
+/// 65535, and these kernels have barriers, so a cube past the end could not simply return
+/// (WGSL wants barriers in uniform control flow): the grid is an exact factorisation, rows ×
+/// runs, or, for more than 65535 rows per run, the rows split once more.
+fn per_row(runs: usize, rows: usize) -> CubeCount {
+    let (x, y) = if rows <= MAX_CUBES { (rows, 1) } else { split(rows) };
+    assert!(
+        runs <= MAX_CUBES && y <= MAX_CUBES,
+        "{runs} runs x {rows} rows have no grid of at most 65535 workgroups per dimension"
+    );
+    CubeCount::Static(x as u32, y as u32, runs as u32)
+}
+
+/// `n` as `x * y` with `x` the largest divisor of `n` not above 65535 (then `y` as small as a
+/// divisor allows).
+fn split(n: usize) -> (usize, usize) {
+    let x = (1..=MAX_CUBES.min(n)).rev().find(|&d| n.is_multiple_of(d)).unwrap_or(1);
+    (x, n / x)
 }
 
 impl CellKernels for Cube {
@@ -553,7 +572,7 @@ impl CellKernels for Cube {
         unsafe {
             gru_reverse_kernel::launch_unchecked(
                 &client,
-                per_row(r * n),
+                per_row(r, n),
                 CubeDim::new_1d(row_units(hid)),
                 w_ih.into_tensor_arg(),
                 w_hh.into_tensor_arg(),
@@ -710,7 +729,7 @@ impl GruCubeKernels for Cube {
         unsafe {
             gru_vjp_rows_kernel::launch_unchecked(
                 &client,
-                per_row(r * n),
+                per_row(r, n),
                 CubeDim::new_1d(row_units(hid)),
                 pk.into_tensor_arg(),
                 h_prev.into_tensor_arg(),
