@@ -122,6 +122,26 @@ test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal 
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
+test('WebGPU: a population step and a probe stay within their dispatch budgets', async () => {
+  // On a real GPU each dispatch costs 25-70 us whatever its size, so the count is the step's
+  // time (docs/PERF.md "WebGPU: dispatches per step"). The budgets are the measured counts:
+  // a change that adds dispatches to a step fails here.
+  const BUDGET = { step_dense: 412, step_idea_agreeing: 487, step_idea_mixed: 590, probe: 2795 };
+  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
+  const page = await openPage(gpuBrowser);
+  const d = await page.evaluate(async () => {
+    const m = await import('/www/pkg/rdbench_worker.js');
+    await m.default();
+    return m.dispatches('webgpu', 2, false);
+  });
+  console.log(`    dispatches pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
+    `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}`);
+  for (const [what, budget] of Object.entries(BUDGET)) {
+    assert(d[what] > 0 && d[what] <= budget, `${what}: ${d[what]} dispatches, budget ${budget}`);
+  }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
 test('WebGPU: Cancel stops the bench within seconds while the device still has an epoch queued', async () => {
   // On a GPU the host reads the losses once per epoch (every 2 s at most); on this software
   // adapter an epoch of the baseline sweep takes ~10 s, and Cancel used to wait for it.
