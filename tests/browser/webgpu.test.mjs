@@ -126,7 +126,7 @@ test('WebGPU: a population step and a probe stay within their dispatch budgets',
   // On a real GPU each dispatch costs 25-70 us whatever its size, so the count is the step's
   // time (docs/PERF.md "WebGPU: dispatches per step"). The budgets are the measured counts:
   // a change that adds dispatches to a step fails here.
-  const BUDGET = { step_dense: 412, step_idea_agreeing: 487, step_idea_mixed: 590, probe: 2795 };
+  const BUDGET = { step_dense: 273, step_idea_agreeing: 348, step_idea_mixed: 451, probe: 2795 };
   const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
   const page = await openPage(gpuBrowser);
   const d = await page.evaluate(async () => {

@@ -105,10 +105,14 @@ async fn measure(
     lrs: &[f64],
     k: Option<usize>,
     steps: usize,
+    fused: bool,
 ) -> Result<(usize, f64), EngineError> {
     let device = params[0].device();
     let run = |p: Vec<Tensor<3>>, adam: &mut Adam| train_step(model, p, adam, batch, k);
     let mut adam = Adam::new(params, lrs, &device);
+    if !fused {
+        adam = adam.without_gpu_kernels();
+    }
     let p = run(params.to_vec(), &mut adam);
     read_f32(p[0].clone().sum()).await?;
     let (p, launches) = count_launches(|| run(p, &mut adam));
@@ -141,7 +145,38 @@ async fn agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f
     let x = batch.xs[batch.t() / 2].clone();
     let h_t = h[batch.t() / 2 + 1].clone();
     let (rev_f, rev_u) = both(&|m| vec![m.reverse(params, h_t.clone(), x.clone(), 20)]);
-    max_diff([dense_f, ck_f, rev_f].concat().into_iter().zip([dense_u, ck_u, rev_u].concat()).collect()).await
+    let (opt_f, opt_u) = (optimizer_steps(model, params, batch, true), optimizer_steps(model, params, batch, false));
+    max_diff([dense_f, ck_f, rev_f, opt_f].concat().into_iter().zip([dense_u, ck_u, rev_u, opt_u].concat()).collect())
+        .await
+}
+
+/// Two optimizer steps on `batch`'s dense gradients, with the fused GPU step or the tensor
+/// ops: the parameters and the gradient norms. Run 0's loss is NaN at the second step, so
+/// the divergence mask is compared too (its parameters and norm come out zero and NaN).
+fn optimizer_steps(model: &Gru, params: &[Tensor<3>], batch: &Batch, fused: bool) -> Vec<Tensor<3>> {
+    let r = params[0].dims()[0];
+    let device = params[0].device();
+    let lrs: Vec<f64> = (0..r).map(|i| 0.01 * (i + 1) as f64).collect();
+    let mut adam = Adam::new(params, &lrs, &device);
+    if !fused {
+        adam = adam.without_gpu_kernels();
+    }
+    assert_eq!(adam.is_fused(), fused && crate::model::kernels::cube_on(&device), "the path asked for");
+    let mut p = params.to_vec();
+    let mut norms = Vec::new();
+    for step in 0..2 {
+        let mut out = dense_grads(model, &p, batch);
+        if step == 1 {
+            let first = Tensor::<1, burn::tensor::Int>::arange(0..r as i64, &device).equal_elem(0);
+            out.loss = out.loss.mask_fill(first, f32::NAN);
+        }
+        let (next, _, norm) = optimizer_step(p, &mut adam, out);
+        p = next;
+        norms.push(norm.reshape([r, 1, 1]));
+    }
+    // NaN on both paths is a match; max_diff counts a NaN difference as infinitely far.
+    let norms = norms.into_iter().map(|n| n.clone().mask_fill(n.is_nan(), -1.0)).collect::<Vec<_>>();
+    [p, norms].concat()
 }
 
 /// Largest |a - b| over pairs of tensors (NaN counts as infinitely far).
@@ -178,9 +213,9 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
     let classification_max_abs_diff = agreement(&classifier, &c_batch, &c_params).await?;
 
     let mut figures = Vec::new();
-    for m in [&model, &reference] {
-        let (dd, md) = measure(m, &params, &batch, &lrs, None, steps).await?;
-        let (di, mi) = measure(m, &params, &batch, &lrs, Some(K), steps).await?;
+    for (m, fused) in [(&model, true), (&reference, false)] {
+        let (dd, md) = measure(m, &params, &batch, &lrs, None, steps, fused).await?;
+        let (di, mi) = measure(m, &params, &batch, &lrs, Some(K), steps, fused).await?;
         figures.push(PathFigures { dispatches_dense: dd, dispatches_idea: di, ms_dense: md, ms_idea: mi });
     }
     let unfused = figures.pop().expect("two paths");
