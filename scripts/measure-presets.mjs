@@ -6,7 +6,11 @@
 // With `kernels`: the fused kernels' check on WebGPU at populations 1 and 8 (kernel launches
 // and ms per training step, fused and unfused) and the CPU path's ms per step at population 8.
 // With `peak`: this core's f32 peak in the browser (wasm simd128 multiply + add).
-// Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak [cpu|webgpu|auto] [workers] [out-prefix]
+// With `dispatches`: WebGPU kernel launches (cubecl's launch observer) of a whole population
+// step of each arm (minibatch to optimizer) and of a probe at populations 1, 8 and 40 under
+// the default config, then the default protocol's total: the counts measured at its
+// populations times its steps and probes (crates/engine/src/fused_check.rs).
+// Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak|dispatches [cpu|webgpu|auto] [workers] [out-prefix]
 // `workers`: CPU Web Workers the bench is split over (default: the page's, one per hardware
 // thread up to 8). Needs the built app (npm run build) and Debian's chromium. Figures are in
 // docs/PERF.md.
@@ -18,9 +22,9 @@ import { createAppServer } from './serve.mjs';
 
 const [preset = 'quick', backend = 'cpu', workers = '', outArg] = process.argv.slice(2);
 const out = outArg ?? join(tmpdir(), `rdbench-${preset}-${backend}${workers ? `-w${workers}` : ''}`);
-if (!['quick', 'seed', 'calibrate', 'kernels', 'peak'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
+if (!['quick', 'seed', 'calibrate', 'kernels', 'peak', 'dispatches'].includes(preset) || !['cpu', 'webgpu', 'auto'].includes(backend)
   || (workers && !/^\d+$/.test(workers))) {
-  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak [cpu|webgpu|auto] [workers] [out-prefix]');
+  console.error('usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak|dispatches [cpu|webgpu|auto] [workers] [out-prefix]');
   process.exit(2);
 }
 const server = createAppServer();
@@ -31,7 +35,7 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', `--user-data-dir=${mkdtempSync(join(tmpdir(), 'rdbench-chromium-'))}`,
     '--remote-debugging-pipe', '--hide-scrollbars',
-    ...(backend === 'cpu' && preset !== 'kernels' ? [] : ['--enable-unsafe-webgpu'])],
+    ...(backend === 'cpu' && !['kernels', 'dispatches'].includes(preset) ? [] : ['--enable-unsafe-webgpu'])],
 });
 try {
   const page = await (await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 1000 } })).newPage();
@@ -50,6 +54,27 @@ try {
     const best = Math.max(...runs.map((p) => p.gflops));
     console.log(`this core's f32 peak in the browser: ${best.toFixed(1)} GFLOP/s (${runs[0].unit}, register-only; ` +
       `calls: ${runs.map((p) => p.gflops.toFixed(1)).join(', ')})`);
+  } else if (preset === 'dispatches') {
+    // The engine's wasm on the page's own thread, WebGPU whatever the backend argument.
+    await page.evaluate(async () => {
+      const m = await import('/www/pkg/rdbench_worker.js');
+      await m.default();
+      window.rdbenchWorker = m;
+    });
+    for (const pop of [1, 8, 40]) {
+      const d = await page.evaluate((p) => window.rdbenchWorker.dispatches('webgpu', p, false), pop);
+      console.log(`dispatches pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
+        `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}`);
+    }
+    const p = await page.evaluate(() => window.rdbenchWorker.protocol_dispatches('webgpu'));
+    for (const d of p.measured) {
+      console.log(`  measured at pop ${d.population}: step dense ${d.step_dense}, step idea mixed ${d.step_idea_mixed}, ` +
+        `probe ${d.probe}, probe with the frontier ${d.probe_frontier ?? '-'}`);
+    }
+    for (const [label, runs, steps, probes] of p.populations) {
+      console.log(`  ${label}: ${runs} runs, ${steps} population steps, ${probes} probes`);
+    }
+    console.log(`dispatches default protocol: ${p.total}`);
   } else if (preset === 'kernels') {
     // The engine's wasm on the page's own thread: `fused_check` per backend and population.
     const rows = await page.evaluate(async () => {

@@ -58,7 +58,7 @@ fn eval_mse_of_real_runs_matches_an_f64_reference() {
     let batch = DeviceData::new(&data.test, &device()).all(8, data.test.n);
     let model = Gru::new(2, 32, 2);
     let (params, _) = init_population(&model, &(0..8).collect::<Vec<u64>>(), &device());
-    let [r, tb, f] = batch.y_all.dims();
+    let [r, tb, f] = batch.y_all().dims();
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device());
     let mut preds = Vec::new();
     for x in &batch.xs {
@@ -66,7 +66,7 @@ fn eval_mse_of_real_runs_matches_an_f64_reference() {
         preds.push(model.readout(&params, h.clone(), x.clone()));
     }
     let pred = read(Tensor::cat(preds, 1));
-    let y = read(batch.y_all.clone());
+    let y = read(batch.y_all());
     let per_run = tb * f;
     let reference: Vec<f64> = (0..r)
         .map(|i| (i * per_run..(i + 1) * per_run).map(|j| (pred[j] - y[j]).powi(2)).sum::<f64>() / per_run as f64)

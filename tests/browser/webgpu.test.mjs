@@ -102,6 +102,46 @@ test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer ke
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
+test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal the tensor-op path', async () => {
+  // One cube per (run, row) used to be a 1-D grid capped at 65535 workgroups: the probe's
+  // one-step reversal (79 x 32 rows per run) panicked from 26 runs up. Both arms' gradients
+  // at 40 runs with mixed k, a reversal of 40 x 1,700 rows and one run's of 70,000 rows.
+  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
+  const page = await openPage(gpuBrowser);
+  const c = await page.evaluate(async () => {
+    const m = await import('/www/pkg/rdbench_worker.js');
+    await m.default();
+    return m.large_population_check('webgpu', 40);
+  });
+  console.log(`    ${c.population} runs, max |fused - unfused|: dense ${c.dense}, idea mixed k ${c.idea_mixed}, ` +
+    `reversal of 40 x 1,700 rows ${c.reversal}, one run's 70,000 rows ${c.reversal_one_run}`);
+  assert(c.population === 40, `population ${c.population}`);
+  for (const part of ['dense', 'idea_mixed', 'reversal', 'reversal_one_run']) {
+    assert(c[part] <= 1e-4, `fused vs unfused at 40 runs, ${part}: ${c[part]}`);
+  }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
+test('WebGPU: a population step and a probe stay within their dispatch budgets', async () => {
+  // On a real GPU each dispatch costs 25-70 us whatever its size, so the count is the step's
+  // time (docs/PERF.md "WebGPU: dispatches per step"). The budgets are the measured counts:
+  // a change that adds dispatches to a step fails here.
+  const BUDGET = { step_dense: 273, step_idea_agreeing: 348, step_idea_mixed: 451, probe: 2795 };
+  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
+  const page = await openPage(gpuBrowser);
+  const d = await page.evaluate(async () => {
+    const m = await import('/www/pkg/rdbench_worker.js');
+    await m.default();
+    return m.dispatches('webgpu', 2, false);
+  });
+  console.log(`    dispatches pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
+    `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}`);
+  for (const [what, budget] of Object.entries(BUDGET)) {
+    assert(d[what] > 0 && d[what] <= budget, `${what}: ${d[what]} dispatches, budget ${budget}`);
+  }
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
 test('WebGPU: Cancel stops the bench within seconds while the device still has an epoch queued', async () => {
   // On a GPU the host reads the losses once per epoch (every 2 s at most); on this software
   // adapter an epoch of the baseline sweep takes ~10 s, and Cancel used to wait for it.

@@ -6,8 +6,10 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use rdbench_core::track::{Dataset, Task};
 
-/// A dataset uploaded once to the device: inputs `[N, T, F]`, targets `[N, S, O]` (S target
-/// steps: T, or 1 for a classification's one-hot class).
+/// A dataset uploaded once to the device, time-major: inputs `[T, N, F]`, targets
+/// `[S, N, O]` (S target steps: T, or 1 for a classification's one-hot class). Time-major so
+/// that a minibatch is one gather per tensor and each of its steps a view: on a GPU every
+/// copy is a dispatch, and slicing sequence-major data into steps took one per step.
 pub struct DeviceData {
     x: Tensor<3>,
     y: Tensor<3>,
@@ -19,38 +21,45 @@ pub struct DeviceData {
     pub task: Task,
 }
 
+/// `[N, T, F]` row-major values as `[T, N, F]`.
+fn time_major(v: &[f32], n: usize, t: usize, f: usize) -> Vec<f32> {
+    let mut out = vec![0.0; v.len()];
+    for i in 0..n {
+        for s in 0..t {
+            out[(s * n + i) * f..][..f].copy_from_slice(&v[(i * t + s) * f..][..f]);
+        }
+    }
+    out
+}
+
 impl DeviceData {
     /// Upload `data` to `device`.
     pub fn new(data: &Dataset, device: &Device) -> Self {
+        let s = data.target_steps();
+        let x = time_major(&data.x, data.n, data.t, data.f_in);
+        let y = time_major(&data.y, data.n, s, data.f_out);
         DeviceData {
-            x: Tensor::from_data(TensorData::new(data.x.clone(), [data.n, data.t, data.f_in]), device),
-            y: Tensor::from_data(TensorData::new(data.y.clone(), [data.n, data.target_steps(), data.f_out]), device),
+            x: Tensor::from_data(TensorData::new(x, [data.t, data.n, data.f_in]), device),
+            y: Tensor::from_data(TensorData::new(y, [s, data.n, data.f_out]), device),
             n: data.n,
             t: data.t,
             task: data.task,
         }
     }
 
-    /// The batch made of trajectories `idx[r]` for each run r (all runs the same length).
+    /// The batch made of trajectories `idx[r]` for each run r (all runs the same length):
+    /// one gather of the inputs and one of the targets.
     pub fn batch(&self, idx: &[Vec<usize>]) -> Batch {
         let r = idx.len();
         let b = idx[0].len();
         let flat: Vec<i64> = idx.iter().flatten().map(|&i| i as i64).collect();
-        let device = self.x.device();
-        let sel = Tensor::<1, Int>::from_data(TensorData::new(flat, [r * b]), &device);
-        let time_major = |d: &Tensor<3>| {
-            let [_, t, f] = d.dims();
-            // [R*B, T, F] -> [R, T, B, F]
-            d.clone().select(0, sel.clone()).reshape([r, b, t, f]).swap_dims(1, 2)
+        let sel = Tensor::<1, Int>::from_data(TensorData::new(flat, [r * b]), &self.x.device());
+        let gather = |d: &Tensor<3>| {
+            let [t, _, f] = d.dims();
+            // [T, R*B, F] -> [T, R, B, F]: the same buffer.
+            d.clone().select(1, sel.clone()).reshape([t, r, b, f])
         };
-        let x = time_major(&self.x);
-        let y = time_major(&self.y);
-        let [_, s, _, fo] = y.dims();
-        let steps = |a: Tensor<4>| -> Vec<Tensor<3>> {
-            let [_, _, _, f] = a.dims();
-            a.split(1, 1).into_iter().map(|s| s.reshape([r, b, f])).collect()
-        };
-        Batch { y_all: y.clone().reshape([r, s * b, fo]), xs: steps(x), ys: steps(y), b, task: self.task }
+        Batch::new(gather(&self.x), gather(&self.y), self.task)
     }
 
     /// Every trajectory, for every one of `runs` runs (evaluation and probe batches).
@@ -73,31 +82,62 @@ pub fn rows(t: &Tensor<3>, runs: &[usize]) -> Tensor<3> {
 
 /// One minibatch of a population, split by time step.
 pub struct Batch {
-    /// Inputs per step, `T` tensors `[R, B, F_in]`.
+    /// Inputs per step, `T` tensors `[R, B, F_in]`: views of `x`.
     pub xs: Vec<Tensor<3>>,
     /// Targets per target step, `S` tensors `[R, B, F_out]` (S = T for a regression, 1 for a
-    /// classification: the one-hot class, read out at the last step).
+    /// classification: the one-hot class, read out at the last step): views of `y`.
     pub ys: Vec<Tensor<3>>,
-    /// All targets, time-major `[R, S * B, F_out]`.
-    pub y_all: Tensor<3>,
     /// Batch size B.
     pub b: usize,
     /// The track's task: where the loss sits and what it is.
     pub task: Task,
+    /// The inputs, `[T, R, B, F_in]`.
+    x: Tensor<4>,
+    /// The targets, `[S, R, B, F_out]`.
+    y: Tensor<4>,
 }
 
 impl Batch {
+    /// The batch of time-major inputs `[T, R, B, F_in]` and targets `[S, R, B, F_out]`.
+    fn new(x: Tensor<4>, y: Tensor<4>, task: Task) -> Batch {
+        let [_, r, b, _] = x.dims();
+        // Each step a slice along the outermost dimension: contiguous, so no copy.
+        let steps = |a: &Tensor<4>| -> Vec<Tensor<3>> {
+            let [t, _, _, f] = a.dims();
+            (0..t).map(|s| a.clone().narrow(0, s, 1).reshape([r, b, f])).collect()
+        };
+        Batch { xs: steps(&x), ys: steps(&y), b, task, x, y }
+    }
+
+    /// All targets, time-major per run `[R, S * B, F_out]` (a copy: the loss of a whole
+    /// pass and the evaluation read it, a training step does not).
+    pub fn y_all(&self) -> Tensor<3> {
+        let [s, r, b, f] = self.y.dims();
+        self.y.clone().swap_dims(0, 1).reshape([r, s * b, f])
+    }
+
+    /// Inputs of steps `lo..hi` (0-based), time-major per run `[R, (hi - lo) * B, F_in]`: the
+    /// `cat` of `xs[lo..hi]` along dimension 1 in one copy.
+    pub fn xs_between(&self, lo: usize, hi: usize) -> Tensor<3> {
+        let [_, r, b, f] = self.x.dims();
+        self.x.clone().narrow(0, lo, hi - lo).swap_dims(0, 1).reshape([r, (hi - lo) * b, f])
+    }
+
+    /// [`y_all`](Self::y_all)'s shape, without the copy.
+    pub fn y_all_dims(&self) -> [usize; 3] {
+        let [s, r, b, f] = self.y.dims();
+        [r, s * b, f]
+    }
+
     /// The rows of runs `runs` (population indices, ascending): the same batch for a
     /// sub-population.
     pub fn rows(&self, runs: &[usize]) -> Batch {
-        let pick = |t: &Tensor<3>| rows(t, runs);
-        Batch {
-            xs: self.xs.iter().map(pick).collect(),
-            ys: self.ys.iter().map(pick).collect(),
-            y_all: pick(&self.y_all),
-            b: self.b,
-            task: self.task,
+        if runs.len() == self.x.dims()[1] {
+            return Batch::new(self.x.clone(), self.y.clone(), self.task);
         }
+        let idx: Vec<i64> = runs.iter().map(|&i| i as i64).collect();
+        let idx = Tensor::<1, Int>::from_data(TensorData::new(idx, [runs.len()]), &self.x.device());
+        Batch::new(self.x.clone().select(1, idx.clone()), self.y.clone().select(1, idx), self.task)
     }
 
     /// Time steps T.
@@ -108,9 +148,9 @@ impl Batch {
     /// The loss's normalisation: `1 / (B * T * F_out)` for the MSE, `1 / B` for the
     /// cross-entropy (a mean over sequences).
     pub fn loss_scale(&self) -> f32 {
-        let [_, sb, f] = self.y_all.dims();
+        let [s, _, b, f] = self.y.dims();
         match self.task {
-            Task::Regression | Task::LastStepRegression => 1.0 / (sb * f) as f32,
+            Task::Regression | Task::LastStepRegression => 1.0 / (s * b * f) as f32,
             Task::Classification { .. } => 1.0 / self.b as f32,
         }
     }
@@ -148,4 +188,35 @@ pub fn epoch_order(rngs: &mut [ChaCha8Rng], n: usize, batch_size: usize) -> Vec<
             perms.iter().map(|p| p[lo..hi].to_vec()).collect()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(t: Tensor<3>) -> Vec<f32> {
+        t.into_data().try_to_vec::<f32>().unwrap()
+    }
+
+    /// The time-major layout gives each run its own trajectories at every step, and the
+    /// one-copy concatenations equal the per-step tensors concatenated.
+    #[test]
+    fn a_batch_of_time_major_data_is_the_trajectories_chosen() {
+        let (n, t, f) = (5, 4, 3);
+        let x: Vec<f32> = (0..n * t * f).map(|i| i as f32).collect();
+        let y: Vec<f32> = (0..n * t * 2).map(|i| -(i as f32)).collect();
+        let data = Dataset { x, y, n, t, f_in: f, f_out: 2, task: Task::Regression };
+        let device = Device::flex();
+        let batch = DeviceData::new(&data, &device).batch(&[vec![3, 0], vec![1, 4]]);
+        for (s, xs) in batch.xs.iter().enumerate() {
+            let got = read(xs.clone());
+            let want: Vec<f32> = [3, 0, 1, 4].iter().flat_map(|&i| data.x[(i * t + s) * f..][..f].to_vec()).collect();
+            assert_eq!(got, want, "step {s}");
+        }
+        assert_eq!(read(batch.xs_between(1, 3)), read(Tensor::cat(batch.xs[1..3].to_vec(), 1)));
+        assert_eq!(read(batch.y_all()), read(Tensor::cat(batch.ys.clone(), 1)));
+        assert_eq!(batch.y_all_dims(), batch.y_all().dims());
+        let sub = batch.rows(&[1]);
+        assert_eq!(read(sub.xs[2].clone()), read(rows(&batch.xs[2], &[1])));
+    }
 }

@@ -3,7 +3,7 @@
 //! paths' gradients, losses and reversals differ. `rdbench perf --backend vulkan`, the
 //! page's worker (`fused_check`) and the tests read it.
 
-use crate::batch::{Batch, DeviceData};
+use crate::batch::{Batch, DeviceData, epoch_order, rows};
 use crate::error::EngineError;
 use crate::model::{Gru, RecurrentModel};
 use crate::schedule::reversal::checkpointed_grads;
@@ -34,6 +34,15 @@ pub fn count_launches<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let launches = Arc::new(Launches::default());
     let watching = LaunchObservation::new(launches.clone());
     let out = f();
+    drop(watching);
+    (out, launches.0.load(Ordering::Relaxed))
+}
+
+/// [`count_launches`] of a future (a probe reads its defects back while it runs).
+pub async fn count_launches_async<T>(f: impl std::future::Future<Output = T>) -> (T, usize) {
+    let launches = Arc::new(Launches::default());
+    let watching = LaunchObservation::new(launches.clone());
+    let out = f.await;
     drop(watching);
     (out, launches.0.load(Ordering::Relaxed))
 }
@@ -96,10 +105,14 @@ async fn measure(
     lrs: &[f64],
     k: Option<usize>,
     steps: usize,
+    fused: bool,
 ) -> Result<(usize, f64), EngineError> {
     let device = params[0].device();
     let run = |p: Vec<Tensor<3>>, adam: &mut Adam| train_step(model, p, adam, batch, k);
     let mut adam = Adam::new(params, lrs, &device);
+    if !fused {
+        adam = adam.without_gpu_kernels();
+    }
     let p = run(params.to_vec(), &mut adam);
     read_f32(p[0].clone().sum()).await?;
     let (p, launches) = count_launches(|| run(p, &mut adam));
@@ -132,7 +145,38 @@ async fn agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f
     let x = batch.xs[batch.t() / 2].clone();
     let h_t = h[batch.t() / 2 + 1].clone();
     let (rev_f, rev_u) = both(&|m| vec![m.reverse(params, h_t.clone(), x.clone(), 20)]);
-    max_diff([dense_f, ck_f, rev_f].concat().into_iter().zip([dense_u, ck_u, rev_u].concat()).collect()).await
+    let (opt_f, opt_u) = (optimizer_steps(model, params, batch, true), optimizer_steps(model, params, batch, false));
+    max_diff([dense_f, ck_f, rev_f, opt_f].concat().into_iter().zip([dense_u, ck_u, rev_u, opt_u].concat()).collect())
+        .await
+}
+
+/// Two optimizer steps on `batch`'s dense gradients, with the fused GPU step or the tensor
+/// ops: the parameters and the gradient norms. Run 0's loss is NaN at the second step, so
+/// the divergence mask is compared too (its parameters and norm come out zero and NaN).
+fn optimizer_steps(model: &Gru, params: &[Tensor<3>], batch: &Batch, fused: bool) -> Vec<Tensor<3>> {
+    let r = params[0].dims()[0];
+    let device = params[0].device();
+    let lrs: Vec<f64> = (0..r).map(|i| 0.01 * (i + 1) as f64).collect();
+    let mut adam = Adam::new(params, &lrs, &device);
+    if !fused {
+        adam = adam.without_gpu_kernels();
+    }
+    assert_eq!(adam.is_fused(), fused && crate::model::kernels::cube_on(&device), "the path asked for");
+    let mut p = params.to_vec();
+    let mut norms = Vec::new();
+    for step in 0..2 {
+        let mut out = dense_grads(model, &p, batch);
+        if step == 1 {
+            let first = Tensor::<1, burn::tensor::Int>::arange(0..r as i64, &device).equal_elem(0);
+            out.loss = out.loss.mask_fill(first, f32::NAN);
+        }
+        let (next, _, norm) = optimizer_step(p, &mut adam, out);
+        p = next;
+        norms.push(norm.reshape([r, 1, 1]));
+    }
+    // NaN on both paths is a match; max_diff counts a NaN difference as infinitely far.
+    let norms = norms.into_iter().map(|n| n.clone().mask_fill(n.is_nan(), -1.0)).collect::<Vec<_>>();
+    [p, norms].concat()
 }
 
 /// Largest |a - b| over pairs of tensors (NaN counts as infinitely far).
@@ -169,12 +213,183 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
     let classification_max_abs_diff = agreement(&classifier, &c_batch, &c_params).await?;
 
     let mut figures = Vec::new();
-    for m in [&model, &reference] {
-        let (dd, md) = measure(m, &params, &batch, &lrs, None, steps).await?;
-        let (di, mi) = measure(m, &params, &batch, &lrs, Some(K), steps).await?;
+    for (m, fused) in [(&model, true), (&reference, false)] {
+        let (dd, md) = measure(m, &params, &batch, &lrs, None, steps, fused).await?;
+        let (di, mi) = measure(m, &params, &batch, &lrs, Some(K), steps, fused).await?;
         figures.push(PathFigures { dispatches_dense: dd, dispatches_idea: di, ms_dense: md, ms_idea: mi });
     }
     let unfused = figures.pop().expect("two paths");
     let fused = figures.pop().expect("two paths");
     Ok(FusedCheck { population, k: K, steps, fused, unfused, max_abs_diff, classification_max_abs_diff })
+}
+
+/// Rows per run of the many-row reversal in [`large_population_check`]: at 40 runs more
+/// cubes than one grid dimension holds (65535), as the probe's one-step reversal
+/// (79 x 32 rows per run at the default T) from 26 runs up.
+const MANY_ROWS: usize = 1_700;
+
+/// Rows of one run's reversal past 65535 on its own (a long sequence's probe).
+const ONE_RUN_ROWS: usize = 70_000;
+
+/// How far the fused kernels are from the tensor-op path at many runs
+/// ([`large_population_check`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct LargeCheck {
+    /// Runs.
+    pub population: usize,
+    /// Largest |fused - unfused| of the baseline's gradients and losses.
+    pub dense: f32,
+    /// The same for the idea's checkpointed pass, the runs at different k.
+    pub idea_mixed: f32,
+    /// A reversal of `population` x [`MANY_ROWS`] rows.
+    pub reversal: f32,
+    /// One run's reversal of [`ONE_RUN_ROWS`] rows.
+    pub reversal_one_run: f32,
+}
+
+/// The fused kernels against the tensor-op path at `population` runs, where one cube per
+/// (run, row) exceeds a grid dimension: both arms' gradients and losses (the runs choosing
+/// different k), a reversal of `population` x [`MANY_ROWS`] rows and one run's reversal of
+/// [`ONE_RUN_ROWS`] rows, each of states one GRU step made (as the probe reverses). A small
+/// GRU (hidden 8, batch 4) keeps it quick on a software adapter.
+pub async fn large_population_check(device: &Device, population: usize) -> Result<LargeCheck, EngineError> {
+    use burn::tensor::Distribution;
+    let model = Gru::new(2, 8, 2);
+    let reference = model.clone().without_gpu_kernels();
+    let data = track::Pendulum::default().generate(0);
+    let batch = DeviceData::new(&data.train, device).all(population, 4);
+    let seeds: Vec<u64> = (0..population as u64).collect();
+    let (params, _) = init_population(&model, &seeds, device);
+    // Intervals 1..=4 across the runs: the pass's mixed-k path. Converged reversals (20
+    // iterations, as `agreement`): with few iterations and long chains the rebuilt states
+    // amplify the two paths' rounding (5 iterations at k up to 8 differed by 1.7e-3).
+    let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
+    let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(&model), f(&reference));
+    let r = population;
+    let diff = |(a, b): (Vec<Tensor<3>>, Vec<Tensor<3>>)| max_diff(a.into_iter().zip(b).collect());
+    let dense = diff(both(&|m| {
+        let o = dense_grads(m, &params, &batch);
+        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+    }))
+    .await?;
+    let idea_mixed = diff(both(&|m| {
+        let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
+        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+    }))
+    .await?;
+    let uniform = Distribution::Uniform(-0.5, 0.5);
+    // States a step made from random ones, through the tensor ops: reachable, as the
+    // probe's are (a random state need not be, and its reversal amplifies rounding).
+    let stepped = |p: &[Tensor<3>], rows: usize| {
+        let g = Tensor::<3>::random([p[0].dims()[0], rows, 8], uniform, device);
+        let x = Tensor::<3>::random([p[0].dims()[0], rows, 2], uniform, device);
+        (reference.step(p, g, x.clone()), x)
+    };
+    let (h, x) = stepped(&params, MANY_ROWS);
+    let reversal = diff(both(&|m| vec![m.reverse(&params, h.clone(), x.clone(), 4)])).await?;
+    let first: Vec<Tensor<3>> = params.iter().map(|p| rows(p, &[0])).collect();
+    let (h1, x1) = stepped(&first, ONE_RUN_ROWS);
+    let reversal_one_run = diff(both(&|m| vec![m.reverse(&first, h1.clone(), x1.clone(), 2)])).await?;
+    Ok(LargeCheck { population, dense, idea_mixed, reversal, reversal_one_run })
+}
+
+/// Kernel launches of the GPU path at one population size under the default config: a whole
+/// population step of each arm, from the minibatch through the optimizer, and one probe.
+#[derive(Clone, Debug, Serialize)]
+pub struct Dispatches {
+    /// Runs stepped together.
+    pub population: usize,
+    /// A baseline step (minibatch, dense BPTT, clip, Adam).
+    pub step_dense: usize,
+    /// An idea step, every run at k = k_max.
+    pub step_idea_agreeing: usize,
+    /// An idea step, the runs at different k (k_max, k_max - 1, .. cycling).
+    pub step_idea_mixed: usize,
+    /// A probe of the sweep's idea runs (no frontier).
+    pub probe: usize,
+    /// A probe of the full idea runs (every schedule of the frontier too), if asked.
+    pub probe_frontier: Option<usize>,
+}
+
+/// [`Dispatches`] at `population` runs on `device`, the default config's model, data, batch
+/// size, k_max and reversal iterations; the frontier's probe only if `frontier` (slow on a
+/// software adapter).
+pub async fn dispatches(device: &Device, population: usize, frontier: bool) -> Result<Dispatches, EngineError> {
+    use crate::idea::probe::{PROBE_TRAJECTORIES, ProbeSettings, probe};
+    use crate::train::GradientRule;
+    let cfg = rdbench_core::config::BenchConfig::default();
+    let ctx = cfg.resolve()?;
+    let model = crate::protocol::build_model(&ctx)?;
+    let data = ctx.track.generate(cfg.data_seed).with_train(ctx.train_sequences).full_split();
+    let train = DeviceData::new(&data.train, device);
+    let seeds: Vec<u64> = (0..population as u64).collect();
+    let (params, mut rngs) = init_population(&*model, &seeds, device);
+    let lrs = vec![cfg.lrs[0]; population];
+    let order = epoch_order(&mut rngs, train.n, cfg.batch_size);
+    let step = |grads: &dyn Fn(&Batch) -> crate::train::GradOut| {
+        let mut adam = Adam::new(&params, &lrs, device);
+        let (_, n) = count_launches(|| {
+            let batch = train.batch(&order[0]);
+            optimizer_step(params.clone(), &mut adam, grads(&batch))
+        });
+        n
+    };
+    let k = cfg.k_max;
+    let mixed: Vec<usize> = (0..population).map(|r| k - r % k).collect();
+    let idea = |ks: &[usize]| {
+        step(&|b: &Batch| checkpointed_grads(&*model, &params, b, ks, cfg.reversal_iters).into_grad_out())
+    };
+    let step_dense = step(&|b: &Batch| crate::train::dense::DenseRule.grads(&*model, &params, b));
+    let step_idea_agreeing = idea(&vec![k; population]);
+    let step_idea_mixed = idea(&mixed);
+    let probe_batch = train.all(population, PROBE_TRAJECTORIES);
+    let probe_with = |frontier: bool| {
+        let s = ProbeSettings::new(&cfg, frontier);
+        let (model, params, batch) = (&*model, &params, &probe_batch);
+        async move {
+            let (out, n) = count_launches_async(probe(model, params, batch, &s, 0)).await;
+            out.map(|_| n)
+        }
+    };
+    let probe_n = probe_with(false).await?;
+    let probe_frontier = if frontier { Some(probe_with(true).await?) } else { None };
+    Ok(Dispatches { population, step_dense, step_idea_agreeing, step_idea_mixed, probe: probe_n, probe_frontier })
+}
+
+/// The default protocol's dispatches: each (phase, arm) population's runs, steps and probes
+/// as `run_phases` trains them (one population per phase and arm on a GPU, whose backend
+/// has one thread), times the counts [`dispatches`] measures at that population (the idea's
+/// steps counted mixed, the runs choosing their own k). Evaluation passes are left out.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProtocolDispatches {
+    /// The measured counts, per population size the protocol trains.
+    pub measured: Vec<Dispatches>,
+    /// Per (phase, arm): its label, runs, population steps and probes.
+    pub populations: Vec<(String, usize, usize, usize)>,
+    /// The whole protocol's dispatches.
+    pub total: usize,
+}
+
+/// [`ProtocolDispatches`] of the default config on `device`.
+pub async fn default_protocol_dispatches(device: &Device) -> Result<ProtocolDispatches, EngineError> {
+    let cfg = rdbench_core::config::BenchConfig::default();
+    let ctx = cfg.resolve()?;
+    let n_train = ctx.train_sequences;
+    let n_sweep_train = n_train - track::validation_size(n_train);
+    let n_sweep = cfg.lrs.len() * cfg.n_sweep_seeds;
+    let phases = [("sweep", n_sweep, n_sweep_train, false), ("full", cfg.n_seeds, n_train, true)];
+    let mut measured: Vec<Dispatches> = Vec::new();
+    let mut populations = Vec::new();
+    let mut total = 0;
+    for (phase, runs, n, frontier) in phases {
+        let d = dispatches(device, runs, frontier).await?;
+        let steps = cfg.epochs * n.div_ceil(cfg.batch_size);
+        let probes = cfg.epochs + 1;
+        let probe = if frontier { d.probe_frontier.expect("asked") } else { d.probe };
+        total += steps * d.step_dense + steps * d.step_idea_mixed + probes * probe;
+        populations.push((format!("{phase} baseline"), runs, steps, 0));
+        populations.push((format!("{phase} idea"), runs, steps, probes));
+        measured.push(d);
+    }
+    Ok(ProtocolDispatches { measured, populations, total })
 }

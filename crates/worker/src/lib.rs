@@ -265,6 +265,44 @@ pub async fn fused_check(kind: String, population: usize, steps: usize) -> Resul
     browser::to_js(&c)
 }
 
+/// The fused kernels against the tensor-op path at `population` runs, past one grid
+/// dimension's 65535 workgroups (`rdbench_engine::fused_check::large_population_check`): the
+/// largest differences, per part. A diagnostic for the browser tests.
+#[wasm_bindgen]
+pub async fn large_population_check(kind: String, population: usize) -> Result<JsValue, JsValue> {
+    let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
+    let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+    let c = rdbench_engine::fused_check::large_population_check(&b.device, population.max(1))
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    browser::to_js(&c)
+}
+
+/// Kernel launches of a whole population step of each arm and of a probe at `population`
+/// runs under the default config (`rdbench_engine::fused_check::dispatches`); the frontier's
+/// probe too if `frontier`. A diagnostic for the benchmark script and the browser tests.
+#[wasm_bindgen]
+pub async fn dispatches(kind: String, population: usize, frontier: bool) -> Result<JsValue, JsValue> {
+    let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
+    let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+    let d = rdbench_engine::fused_check::dispatches(&b.device, population.max(1), frontier)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    browser::to_js(&d)
+}
+
+/// The default protocol's kernel launches (`rdbench_engine::fused_check::default_protocol_dispatches`):
+/// the measured per-step and per-probe counts times the protocol's steps and probes.
+#[wasm_bindgen]
+pub async fn protocol_dispatches(kind: String) -> Result<JsValue, JsValue> {
+    let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
+    let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+    let d = rdbench_engine::fused_check::default_protocol_dispatches(&b.device)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    browser::to_js(&d)
+}
+
 /// This core's f32 peak in this browser (`rdbench_engine::peak`: wasm simd128 multiply + add,
 /// register-only), `{ gflops, unit }`: the ceiling the browser's kernels are read against. A
 /// diagnostic for the benchmark script, not part of the message loop.

@@ -103,7 +103,7 @@ pub async fn probe(
 
     // One-step defects for t = 2..T, all steps at once: rebuild h_{t-1} from (h_t, x_t).
     let h_t = Tensor::cat(hs[2..=t_len].to_vec(), 1);
-    let x_t = Tensor::cat(batch.xs[1..t_len].to_vec(), 1);
+    let x_t = batch.xs_between(1, t_len);
     let truth = Tensor::cat(hs[1..t_len].to_vec(), 1);
     let rebuilt = match model.buffer_bits() {
         // With the digits each step forgot (what its buffer would hold).

@@ -192,7 +192,8 @@ fn gru_reverse_kernel(
     let (n, f) = (rows as usize, f as usize);
     let hid_u = hid as usize;
     let h3 = 3 * hid_u;
-    let rr = CUBE_POS_X as usize;
+    // The (run, row) index: the grid's cubes in order, whatever its shape (`per_row`).
+    let rr = CUBE_POS;
     let r = rr / n;
     let step = CUBE_DIM_X as usize;
     // Two halves, swapped every iteration (one barrier each): it reads g from one, writes the
@@ -317,7 +318,8 @@ fn gru_vjp_rows_kernel(
     let (n, f) = (rows as usize, f as usize);
     let (hd, od) = (hid as usize, o as usize);
     let h3 = 3 * hd;
-    let rr = CUBE_POS_X as usize;
+    // The (run, row) index: the grid's cubes in order, whatever its shape (`per_row`).
+    let rr = CUBE_POS;
     let r = rr / n;
     let step = CUBE_DIM_X as usize;
     // The packed row's offsets (PackedLayout::offsets).
@@ -497,6 +499,90 @@ fn gru_vjp_weights_kernel(
     g_out[pos] = g_in[pos] + acc;
 }
 
+/// One optimizer step per cube (a cube per run) on a run's packed values: its gradient's
+/// global norm, summed in a fixed order (each unit's strided share, then unit 0 over the
+/// shares), the divergence mask (a loss or norm not finite zeroes the run's parameters,
+/// moments and lr), the clip and Adam, as `optimizer_step`'s tensor ops do them. p, m, v and
+/// lr are updated in place; the raw norm goes to `norms`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn adam_packed_kernel(
+    p: &mut Tensor<f32>,
+    g: &Tensor<f32>,
+    m: &mut Tensor<f32>,
+    v: &mut Tensor<f32>,
+    loss: &Tensor<f32>,
+    lr: &mut Tensor<f32>,
+    norms: &mut Tensor<f32>,
+    plen: u32,
+    b1: f32,
+    one_minus_b1: f32,
+    b2: f32,
+    one_minus_b2: f32,
+    bc1: f32,
+    sqrt_bc2: f32,
+    eps: f32,
+    clip: f32,
+    #[comptime] units: u32,
+) {
+    let run = CUBE_POS;
+    let n = plen as usize;
+    let base = run * n;
+    let step = CUBE_DIM_X as usize;
+    let u = UNIT_POS_X as usize;
+    let mut shares = Shared::<[f32]>::new_slice(comptime!(units as usize));
+    let mut total = Shared::<[f32]>::new_slice(1usize);
+    let mut acc = 0.0f32;
+    let mut i = u;
+    while i < n {
+        let gv = g[base + i];
+        acc += gv * gv;
+        i += step;
+    }
+    shares[u] = acc;
+    sync_cube();
+    if u == 0 {
+        let mut sum = 0.0f32;
+        for k in 0..comptime!(units as usize) {
+            sum += shares[k];
+        }
+        total[0] = sum;
+    }
+    sync_cube();
+    let norm = total[0].sqrt();
+    let l = loss[run];
+    let bad = l.is_nan() || l.is_inf() || norm.is_nan() || norm.is_inf();
+    // clamp_max(1): a NaN coefficient stays NaN, but a bad run never reads it.
+    let mut coef = (1.0f32 / (norm + 1e-6f32)) * clip;
+    if coef > 1.0f32 {
+        coef = 1.0f32;
+    }
+    let rate = lr[run];
+    let mut i = u;
+    while i < n {
+        if bad {
+            p[base + i] = 0.0f32;
+            m[base + i] = 0.0f32;
+            v[base + i] = 0.0f32;
+        } else {
+            let gv = g[base + i] * coef;
+            let mv = m[base + i] * b1 + gv * one_minus_b1;
+            let vv = v[base + i] * b2 + gv * gv * one_minus_b2;
+            let denom = vv.sqrt() / sqrt_bc2 + eps;
+            p[base + i] -= (mv / denom) / bc1 * rate;
+            m[base + i] = mv;
+            v[base + i] = vv;
+        }
+        i += step;
+    }
+    if u == 0 {
+        norms[run] = norm;
+        if bad {
+            lr[run] = 0.0f32;
+        }
+    }
+}
+
 /// Values per row of the VJP's scratch: dgi 3H | dgh 3H | h' H | dp O | x F | h_prev H | 1 |
 /// sum (p - y)^2.
 fn scratch_len(hid: usize, f: usize, o: usize) -> usize {
@@ -522,11 +608,28 @@ fn elementwise(like: &CubeTensor, n: usize) -> (CubeCount, CubeDim) {
     (calculate_cube_count_elemwise(&like.client, n, dim), dim)
 }
 
-/// The cube count of a kernel with one cube per (run, row): `R * N` cubes, which WebGPU
-/// caps at 65535 per dimension.
-fn per_row(rows: usize) -> CubeCount {
-    assert!(rows <= 65_535, "{rows} runs x rows exceed a GPU dispatch's 65535 workgroups");
-    CubeCount::Static(rows as u32, 1, 1)
+/// WebGPU's guaranteed workgroups per grid dimension.
+const MAX_CUBES: usize = 65_535;
+
+/// The cube count of a kernel with one cube per (run, row): `runs * rows` cubes, the kernel
+/// reading its index as `CUBE_POS` (the cubes in order). WebGPU caps each grid dimension at
+/// 65535, and these kernels have barriers, so a cube past the end could not simply return
+/// (WGSL wants barriers in uniform control flow): the grid is an exact factorisation, rows ×
+/// runs, or, for more than 65535 rows per run, the rows split once more.
+fn per_row(runs: usize, rows: usize) -> CubeCount {
+    let (x, y) = if rows <= MAX_CUBES { (rows, 1) } else { split(rows) };
+    assert!(
+        runs <= MAX_CUBES && y <= MAX_CUBES,
+        "{runs} runs x {rows} rows have no grid of at most 65535 workgroups per dimension"
+    );
+    CubeCount::Static(x as u32, y as u32, runs as u32)
+}
+
+/// `n` as `x * y` with `x` the largest divisor of `n` not above 65535 (then `y` as small as a
+/// divisor allows).
+fn split(n: usize) -> (usize, usize) {
+    let x = (1..=MAX_CUBES.min(n)).rev().find(|&d| n.is_multiple_of(d)).unwrap_or(1);
+    (x, n / x)
 }
 
 impl CellKernels for Cube {
@@ -553,7 +656,7 @@ impl CellKernels for Cube {
         unsafe {
             gru_reverse_kernel::launch_unchecked(
                 &client,
-                per_row(r * n),
+                per_row(r, n),
                 CubeDim::new_1d(row_units(hid)),
                 w_ih.into_tensor_arg(),
                 w_hh.into_tensor_arg(),
@@ -639,6 +742,22 @@ pub trait GruCubeKernels: burn::backend::Backend {
         scale: f32,
         g: FloatTensor<Self>,
     ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
+    /// One optimizer step on packed `[R, 1, P]` parameters `p`, gradient `g` and Adam moments
+    /// `m`, `v`, with per-run losses and lrs `[R, 1, 1]` (see `adam_packed_kernel`): returns
+    /// the new p, m, v, lr and the per-run gradient norms `[R, 1, 1]`. `bc1` = 1 - beta1^t,
+    /// `sqrt_bc2` = sqrt(1 - beta2^t).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn adam_packed(
+        p: FloatTensor<Self>,
+        g: FloatTensor<Self>,
+        m: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+        loss: FloatTensor<Self>,
+        lr: FloatTensor<Self>,
+        bc1: f32,
+        sqrt_bc2: f32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>);
 }
 
 impl GruCubeKernels for Cube {
@@ -710,7 +829,7 @@ impl GruCubeKernels for Cube {
         unsafe {
             gru_vjp_rows_kernel::launch_unchecked(
                 &client,
-                per_row(r * n),
+                per_row(r, n),
                 CubeDim::new_1d(row_units(hid)),
                 pk.into_tensor_arg(),
                 h_prev.into_tensor_arg(),
@@ -747,6 +866,83 @@ impl GruCubeKernels for Cube {
         };
         (dh_prev, g_out)
     }
+
+    fn adam_packed(
+        p: CubeTensor,
+        g: CubeTensor,
+        m: CubeTensor,
+        v: CubeTensor,
+        loss: CubeTensor,
+        lr: CubeTensor,
+        bc1: f32,
+        sqrt_bc2: f32,
+    ) -> (CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor) {
+        use crate::train::adam::{BETA1, BETA2, CLIP_NORM, EPS};
+        // Written in place: a buffer shared with another tensor is copied first.
+        let own = |t: CubeTensor| if t.can_mut() { t } else { t.copy() };
+        let [p, g, m, v, loss, lr] = [p, g, m, v, loss, lr].map(into_contiguous);
+        let [p, m, v, lr] = [p, m, v, lr].map(own);
+        let [r, _, plen] = dims3(&p);
+        for t in [&g, &m, &v] {
+            assert_eq!(dims3(t), [r, 1, plen], "packed optimizer tensors of another shape");
+        }
+        let norms = empty(&p, [r, 1, 1]);
+        let client = p.client.clone();
+        let units = 256u32;
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given
+        // (their shapes are checked above or built here); p, m, v and lr are written in
+        // place, and the optimizer owns them (packed here, or its own state).
+        unsafe {
+            adam_packed_kernel::launch_unchecked(
+                &client,
+                per_row(r, 1),
+                CubeDim::new_1d(units),
+                p.clone().into_tensor_arg(),
+                g.into_tensor_arg(),
+                m.clone().into_tensor_arg(),
+                v.clone().into_tensor_arg(),
+                loss.into_tensor_arg(),
+                lr.clone().into_tensor_arg(),
+                norms.clone().into_tensor_arg(),
+                plen as u32,
+                BETA1 as f32,
+                (1.0 - BETA1) as f32,
+                BETA2 as f32,
+                (1.0 - BETA2) as f32,
+                bc1,
+                sqrt_bc2,
+                EPS as f32,
+                CLIP_NORM as f32,
+                units,
+            )
+        };
+        (p, m, v, lr, norms)
+    }
+}
+
+/// The packed optimizer step on tensors (see [`GruCubeKernels::adam_packed`]).
+#[allow(clippy::too_many_arguments)]
+pub fn adam_packed(
+    p: BTensor<3>,
+    g: BTensor<3>,
+    m: BTensor<3>,
+    v: BTensor<3>,
+    loss: BTensor<3>,
+    lr: BTensor<3>,
+    bc1: f32,
+    sqrt_bc2: f32,
+) -> [BTensor<3>; 5] {
+    let (p, m, v, lr, norms) = <D as GruCubeKernels>::adam_packed(
+        p.into_dispatch(),
+        g.into_dispatch(),
+        m.into_dispatch(),
+        v.into_dispatch(),
+        loss.into_dispatch(),
+        lr.into_dispatch(),
+        bc1,
+        sqrt_bc2,
+    );
+    [p, m, v, lr, norms].map(BTensor::from_dispatch)
 }
 
 /// The runtime-dispatched backend the tensor API runs on.

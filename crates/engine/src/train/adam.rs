@@ -43,6 +43,12 @@ pub struct Adam {
     step: i32,
     /// `[R, 1, 1]` learning rates.
     lr: Tensor<3>,
+    /// On a GPU, the moments packed `[R, 1, P]` (every parameter's values of a run in one
+    /// row) for the fused step: one kernel plus the packing (~20 dispatches) where the
+    /// tensor ops take ~160; `m` and `v` are then unused.
+    packed: Option<(Tensor<3>, Tensor<3>)>,
+    /// The parameters' shapes.
+    shapes: Vec<[usize; 3]>,
 }
 
 impl Adam {
@@ -54,7 +60,68 @@ impl Adam {
             v: zeros_like_each(params),
             step: 0,
             lr: Tensor::from_data(TensorData::new(lr_data, [lrs.len(), 1, 1]), device),
+            packed: None,
+            shapes: params.iter().map(|p| p.dims()).collect(),
         }
+        .fused_on(device, params)
+    }
+
+    /// On a GPU device, the fused step's packed moments (zero like `m` and `v`).
+    fn fused_on(mut self, device: &Device, params: &[Tensor<3>]) -> Self {
+        if crate::model::kernels::cube_on(device) {
+            let p = pack(params);
+            self.packed = Some((p.zeros_like(), p.zeros_like()));
+            (self.m, self.v) = (Vec::new(), Vec::new());
+        }
+        self
+    }
+
+    /// The same state stepped by tensor ops only (the fused step's reference on a GPU).
+    pub fn without_gpu_kernels(self) -> Self {
+        match self.packed {
+            None => self,
+            Some((m, v)) => Adam { m: unpack(m, &self.shapes), v: unpack(v, &self.shapes), packed: None, ..self },
+        }
+    }
+
+    /// Whether steps take the fused GPU kernel.
+    pub fn is_fused(&self) -> bool {
+        self.packed.is_some()
+    }
+
+    /// One whole optimizer step in one kernel (GPU only, [`Adam::is_fused`]): the divergence
+    /// mask of runs whose loss or gradient norm is not finite, the per-run clip and Adam, on
+    /// packed values, as `optimizer_step` does with tensor ops. Returns the new parameters
+    /// and the gradient norms `[R]`.
+    #[cfg(feature = "cube")]
+    pub fn fused_step(
+        &mut self,
+        params: Vec<Tensor<3>>,
+        grads: Vec<Tensor<3>>,
+        loss: Tensor<1>,
+    ) -> (Vec<Tensor<3>>, Tensor<1>) {
+        let (m, v) = self.packed.take().expect("a fused optimizer");
+        let r = loss.dims()[0];
+        self.step += 1;
+        let bc1 = 1.0 - BETA1.powi(self.step);
+        let bc2 = 1.0 - BETA2.powi(self.step);
+        let shapes: Vec<[usize; 3]> = params.iter().map(|p| p.dims()).collect();
+        // Taken, not cloned: the kernel writes the lr in place (a shared buffer is copied).
+        let lr = std::mem::replace(&mut self.lr, Tensor::empty([1, 1, 1], &loss.device()));
+        let [p, m, v, lr, norms] = crate::model::cube_kernels::adam_packed(
+            pack(&params),
+            pack(&grads),
+            m,
+            v,
+            loss.reshape([r, 1, 1]),
+            lr,
+            bc1 as f32,
+            bc2.sqrt() as f32,
+        );
+        drop(params);
+        self.lr = lr;
+        self.packed = Some((m, v));
+        (unpack(p, &shapes), norms.reshape([r]))
     }
 
     /// One Adam step; returns the updated parameters.
@@ -83,6 +150,31 @@ impl Adam {
             *t = zero_runs(t.clone(), bad);
         }
     }
+}
+
+/// Each run's values of every tensor in one row, `[R, 1, P]` (the tensors' values in order).
+fn pack(ts: &[Tensor<3>]) -> Tensor<3> {
+    let flat: Vec<Tensor<3>> = ts
+        .iter()
+        .map(|t| {
+            let [r, a, b] = t.dims();
+            t.clone().reshape([r, 1, a * b])
+        })
+        .collect();
+    Tensor::cat(flat, 2)
+}
+
+/// [`pack`] undone: tensors of `shapes` from a packed `[R, 1, P]`.
+fn unpack(packed: Tensor<3>, shapes: &[[usize; 3]]) -> Vec<Tensor<3>> {
+    let mut at = 0;
+    shapes
+        .iter()
+        .map(|&[r, a, b]| {
+            let t = packed.clone().narrow(2, at, a * b).reshape([r, a, b]);
+            at += a * b;
+            t
+        })
+        .collect()
 }
 
 /// `t` with the slices of the runs where `bad` (`[R, 1, 1]`) holds set to zero (NaN

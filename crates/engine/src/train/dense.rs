@@ -44,14 +44,14 @@ pub fn autodiff_grads(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &
     let leaves: Vec<Tensor<3>> = params.iter().map(|p| p.clone().autodiff().require_grad()).collect();
     let [r, _, _] = params[0].dims();
     let pred = predictions(model, &leaves, batch);
-    let per_run = task_loss(batch.task, pred, batch.y_all.clone()).mul_scalar(batch.loss_scale());
+    let per_run = task_loss(batch.task, pred, batch.y_all()).mul_scalar(batch.loss_scale());
     // Runs are independent, so the gradient of the sum is each run's own gradient.
     let g = per_run.clone().sum().backward();
     let grads = leaves.iter().map(|p| p.grad(&g).expect("every parameter takes part in the loss")).collect();
     GradOut { grads, loss: per_run.inner().reshape([r]) }
 }
 
-/// The readouts the loss reads, `[R, S * B, F_out]` (time-major, like `batch.y_all`): every
+/// The readouts the loss reads, `[R, S * B, F_out]` (time-major, like `batch.y_all()`): every
 /// step's for a regression, the last step's for a classification.
 fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<3> {
     let [r, _, _] = params[0].dims();
@@ -71,9 +71,7 @@ fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) 
 /// the MSE, or the mean cross-entropy.
 pub fn mean_loss(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<1> {
     let [r, _, _] = params[0].dims();
-    task_loss(batch.task, predictions(model, params, batch), batch.y_all.clone())
-        .mul_scalar(batch.loss_scale())
-        .reshape([r])
+    task_loss(batch.task, predictions(model, params, batch), batch.y_all()).mul_scalar(batch.loss_scale()).reshape([r])
 }
 
 /// Per-run, per-sequence figures `[R, B]` whose sums make the evaluation: a regression's
@@ -81,17 +79,18 @@ pub fn mean_loss(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch
 /// can add them up in f64), or a classification's cross-entropy then whether the argmax is
 /// the class (1 or 0), side by side `[R, 2B]`.
 pub fn sequence_figures(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> Tensor<2> {
-    let [r, sb, f] = batch.y_all.dims();
+    let y_all = batch.y_all();
+    let [r, sb, f] = y_all.dims();
     let pred = predictions(model, params, batch);
     match batch.task {
         Task::Regression | Task::LastStepRegression => {
-            let err = pred - batch.y_all.clone();
+            let err = pred - y_all;
             // [R, T*B, F] time-major -> [R, T, B, F], summed over T and F.
             err.square().reshape([r, sb / batch.b, batch.b, f]).sum_dim(3).sum_dim(1).reshape([r, batch.b])
         }
         Task::Classification { .. } => {
-            let ce = row_cross_entropy(pred.clone(), batch.y_all.clone()).reshape([r, sb]);
-            let hit = pred.argmax(2).equal(batch.y_all.clone().argmax(2)).float().reshape([r, sb]);
+            let ce = row_cross_entropy(pred.clone(), y_all.clone()).reshape([r, sb]);
+            let hit = pred.argmax(2).equal(y_all.argmax(2)).float().reshape([r, sb]);
             Tensor::cat(vec![ce, hit], 1)
         }
     }
@@ -114,7 +113,7 @@ pub async fn evaluate(
     params: &[Tensor<3>],
     batch: &Batch,
 ) -> Result<Vec<Evaluation>, EngineError> {
-    let [r, sb, f] = batch.y_all.dims();
+    let [r, sb, f] = batch.y_all_dims();
     let v = super::read_f32(sequence_figures(model, params, batch)).await?;
     let sum = |c: &[f32]| c.iter().map(|&v| v as f64).sum::<f64>();
     Ok(v.chunks(v.len() / r)

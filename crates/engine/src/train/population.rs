@@ -203,6 +203,11 @@ fn reads_are_free(device: &Device) -> bool {
 /// clipping and Adam. Returns the new parameters and the step's loss and norms `[R]`, which
 /// the host reads later to learn which run diverged when.
 pub fn optimizer_step(params: Vec<Tensor<3>>, adam: &mut Adam, out: GradOut) -> (Vec<Tensor<3>>, Tensor<1>, Tensor<1>) {
+    #[cfg(feature = "cube")]
+    if adam.is_fused() {
+        let (next, norms) = adam.fused_step(params, out.grads, out.loss.clone());
+        return (next, out.loss, norms);
+    }
     let r = out.loss.dims()[0];
     let norms = grad_norms(&out.grads);
     let bad =
