@@ -179,7 +179,7 @@ fn validate_caps_what_it_reads_and_knows_a_study_report() {
     let study = format!("{}/docs/study/study_report.json", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = rdbench(&["validate", &study]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("valid study_report.json (8 bench reports)"), "{out}");
+    assert!(out.contains("valid study_report.json (12 bench reports)"), "{out}");
 }
 
 #[test]

@@ -126,7 +126,11 @@ fn a_study_report_is_validated_as_one() {
     let study = read("docs/study/study_report.json");
     validate_study_json(&study.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
     let cases: &[(&str, Edit, &str)] = &[
-        ("pooled confirmed", |v| v["pooled"]["confirmed"] = json!(true), "pooled.confirmed"),
+        (
+            "pooled verdict flipped",
+            |v| v["pooled"]["confirmed"] = json!(v["pooled"]["confirmed"] != true),
+            "pooled.confirmed",
+        ),
         ("a table row", |v| v["table"][1]["p_value"] = json!(0.001), "table[1].p_value"),
         (
             "an embedded report",
