@@ -460,8 +460,8 @@ Object.defineProperties(window.rdbench, {
 // the browser scrolls just into view (Tab down the form) would sit under it. The root
 // scroller's bottom padding is the bar's height (style.css), so focus stops above the bar.
 // The bar's height changes with its lines (estimate, warnings), possibly just after focus
-// moved, and a control the browser finds already inside the viewport may lie wholly under
-// the bar: either way the focused control is scrolled up by what the bar covers.
+// moved, and a form control the browser finds already inside the viewport may lie wholly
+// under the bar: either way the focused control is scrolled up by what the bar covers.
 function keepFocusClearOfRunBar() {
   const bar = $('run-bar');
   const e = document.activeElement;
@@ -469,7 +469,7 @@ function keepFocusClearOfRunBar() {
   const b = e.getBoundingClientRect();
   const o = bar.getBoundingClientRect();
   const covered = b.top < o.bottom && o.top < b.bottom && b.left < o.right && o.left < b.right;
-  if (covered) window.scrollBy(0, b.bottom - o.top + 8);
+  if (covered && (b.top < o.top || $('config-fields').contains(e))) window.scrollBy(0, b.bottom - o.top + 8);
 }
 new ResizeObserver(() => {
   document.documentElement.style.setProperty('--run-bar-height', `${$('run-bar').offsetHeight}px`);
