@@ -11,6 +11,7 @@
 //! against the counting allocator's peak).
 
 use crate::context::BenchContext;
+use crate::models::buffer_words;
 use crate::policy::chained_ks;
 use crate::records::{ARMS, Arm};
 use serde::Serialize;
@@ -89,6 +90,9 @@ impl Footprint {
         let state_bytes = |rows: u64| 4 * rows * h;
         let share = |runs: usize| runs.div_ceil(workers) as u64;
         let phases = [(cfg.lrs.len() * cfg.n_sweep_seeds, n_val), (cfg.n_seeds, n_test)];
+        // A model with an information buffer (rev_gru) holds one word, a state's size, per
+        // `steps_per_word` steps of every pass that reverses: the idea's steps and its probes.
+        let buffer = if bench.model.info_buffer { buffer_words(bench.seq_len, cfg.forget_bits) as u64 } else { 0 };
         let arms = ARMS
             .iter()
             .map(|&arm| {
@@ -97,7 +101,7 @@ impl Footprint {
                     let r = share(runs);
                     let stored = match arm {
                         Arm::Baseline => t + 1,
-                        Arm::Idea => t.div_ceil(cfg.k_max as u64) + 1,
+                        Arm::Idea => t.div_ceil(cfg.k_max as u64) + 1 + buffer,
                     };
                     step = step.max(r * (BATCH_COPIES as u64 * b * seq_bytes + stored * state_bytes(b)));
                     // Evaluation: the whole evaluation set per run, its readouts, one state.
@@ -109,7 +113,7 @@ impl Footprint {
                         let chained = chained_ks(cfg.k_max).len() as u64;
                         probe = probe.max(
                             r * (BATCH_COPIES as u64 * p * seq_bytes
-                                + (PROBE_STATE_SETS as u64 * (t + 1) + chained) * state_bytes(p)),
+                                + (PROBE_STATE_SETS as u64 * (t + 1) + chained + buffer) * state_bytes(p)),
                         );
                     }
                 }
@@ -269,4 +273,31 @@ pub fn check(
         only_checkpointed_steps_fit: only_steps,
         message,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BenchConfig;
+
+    /// rev_gru's idea arm holds its information buffer on top of the checkpoints (one word of
+    /// B H f32 per 24 / bits steps: at T 1000 and 3 bits, 125 words), in its training steps
+    /// and its probes; its baseline holds none. Hand-derived against a GRU of the same config.
+    #[test]
+    fn the_information_buffer_is_counted_in_the_idea_arm() {
+        let cfg = |model: &str| {
+            let mut c = BenchConfig { seq_len: 1000, model: model.into(), ..BenchConfig::default() };
+            c.forget_bits = 3;
+            c
+        };
+        let of = |model: &str| Footprint::of(&cfg(model).resolve().unwrap(), 1);
+        let (gru, rev) = (of("rnn_small"), of("rev_gru"));
+        let c = cfg("rev_gru");
+        let word = 4 * (c.batch_size * c.hidden_size) as u64;
+        let runs = (c.lrs.len() * c.n_sweep_seeds).max(c.n_seeds) as u64;
+        assert_eq!(rev.arms[1].step_bytes - gru.arms[1].step_bytes, runs * 125 * word);
+        let probe_word = 4 * (PROBE_SEQUENCES * c.hidden_size) as u64;
+        assert_eq!(rev.arms[1].probe_bytes - gru.arms[1].probe_bytes, runs * 125 * probe_word);
+        assert_eq!(rev.arms[0], gru.arms[0], "the baseline reverses nothing");
+    }
 }

@@ -189,7 +189,7 @@ pub fn gru_step_vjp(p: &[Tensor<3>], s: super::VjpStep, grads: &mut [Tensor<3>])
 }
 
 /// A tensor's f32 values (contiguous) and its dims.
-fn values(t: FlexTensor) -> (Vec<f32>, [usize; 3]) {
+pub(super) fn values(t: FlexTensor) -> (Vec<f32>, [usize; 3]) {
     let t = if t.layout().contiguous_offsets().is_some() { t } else { t.to_contiguous() };
     let dims = t.layout().shape().dims::<3>();
     (t.as_slice::<f32>().expect("f32 tensor").to_vec(), dims)
@@ -197,43 +197,53 @@ fn values(t: FlexTensor) -> (Vec<f32>, [usize; 3]) {
 
 /// A tensor's f32 values in one contiguous block, borrowed: no copy when the tensor already is
 /// contiguous (weights, states and inputs are), where [`values`] copies.
-struct Borrowed {
+pub(super) struct Borrowed {
     t: FlexTensor,
-    dims: [usize; 3],
+    pub(super) dims: [usize; 3],
 }
 
 impl Borrowed {
-    fn of(t: FlexTensor) -> Self {
+    pub(super) fn of(t: FlexTensor) -> Self {
         let t = if t.layout().contiguous_offsets().is_some() { t } else { t.to_contiguous() };
         let dims = t.layout().shape().dims::<3>();
         Borrowed { t, dims }
     }
 
-    fn v(&self) -> &[f32] {
+    pub(super) fn v(&self) -> &[f32] {
         self.t.as_slice::<f32>().expect("f32 tensor")
     }
 }
 
-fn tensor(v: Vec<f32>, dims: [usize; 3]) -> FlexTensor {
+pub(super) fn tensor(v: Vec<f32>, dims: [usize; 3]) -> FlexTensor {
     FlexTensor::from_data(TensorData::new(v, dims))
 }
 
 /// A matrix operand of [`mm`]: its values with row and column strides.
 #[derive(Clone, Copy)]
-struct Mat<'a> {
-    v: &'a [f32],
-    rs: usize,
-    cs: usize,
+pub(super) struct Mat<'a> {
+    pub(super) v: &'a [f32],
+    pub(super) rs: usize,
+    pub(super) cs: usize,
 }
 
 impl<'a> Mat<'a> {
     /// Row-major `[rows, cols]` (the last `cols` is the row stride).
-    fn rows(v: &'a [f32], cols: usize) -> Self {
+    pub(super) fn rows(v: &'a [f32], cols: usize) -> Self {
         Mat { v, rs: cols, cs: 1 }
     }
     /// The transpose of a row-major matrix with `cols` columns.
-    fn t(v: &'a [f32], cols: usize) -> Self {
+    pub(super) fn t(v: &'a [f32], cols: usize) -> Self {
         Mat { v, rs: 1, cs: cols }
+    }
+    /// This matrix transposed (the same values, strides swapped).
+    pub(super) fn transposed(self) -> Self {
+        Mat { v: self.v, rs: self.cs, cs: self.rs }
+    }
+    /// Row `i`'s first `len` values (a matrix whose columns are adjacent).
+    #[inline(always)]
+    pub(super) fn row(&self, i: usize, len: usize) -> &'a [f32] {
+        debug_assert_eq!(self.cs, 1, "a row of adjacent values");
+        &self.v[i * self.rs..][..len]
     }
 }
 
@@ -333,11 +343,11 @@ fn add_col_sums(acc: &mut [f32], g: &[f32], m: usize) {
 }
 
 /// Run `r`'s slice of a population tensor of `len` values per run.
-fn run_of(v: &[f32], r: usize, len: usize) -> &[f32] {
+pub(super) fn run_of(v: &[f32], r: usize, len: usize) -> &[f32] {
     &v[r * len..(r + 1) * len]
 }
 
-fn run_of_mut(v: &mut [f32], r: usize, len: usize) -> &mut [f32] {
+pub(super) fn run_of_mut(v: &mut [f32], r: usize, len: usize) -> &mut [f32] {
     &mut v[r * len..(r + 1) * len]
 }
 

@@ -14,6 +14,7 @@ pub mod gru_params;
 pub mod kernels;
 pub mod loss;
 mod rev_gru;
+mod rev_gru_kernels;
 mod rev_ode;
 pub mod simd;
 mod small_mm;

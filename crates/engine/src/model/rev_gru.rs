@@ -29,7 +29,7 @@
 //!
 //! [`InfoBuffer`]: crate::schedule::info_buffer::InfoBuffer
 
-use super::{Grads, ModelShape, RecurrentModel, VjpStep};
+use super::{Grads, ModelShape, RecurrentModel, VjpStep, kernels, rev_gru_kernels};
 use burn::tensor::Tensor;
 use burn::tensor::activation::sigmoid;
 use rand::Rng;
@@ -137,8 +137,17 @@ impl RevGru {
         first_preimage(a_new - Self::update(h), h.zq.clone()) + digit
     }
 
-    /// h_t and the digits `[R, B, H]` the step forgot.
+    /// h_t and the digits `[R, B, H]` the step forgot: fused on the CPU.
     fn step_parts(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> (Tensor<3>, Tensor<3>) {
+        if fused(&h) {
+            return rev_gru_kernels::step(p, h, x, self.bits);
+        }
+        self.step_parts_unfused(p, h, x)
+    }
+
+    /// [`step_parts`](Self::step_parts) in tensor ops (every backend; the reference the fused
+    /// CPU kernel equals bit for bit).
+    pub fn step_parts_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>) -> (Tensor<3>, Tensor<3>) {
         let g = self.half();
         let (a, b) = (h.clone().narrow(2, 0, g), h.narrow(2, g, g));
         let ga = self.gates(p, HALF_A, b.clone(), x.clone());
@@ -253,6 +262,38 @@ impl RecurrentModel for RevGru {
 
     fn reverse_with(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, digits: Tensor<3>) -> Tensor<3> {
         super::evals::reversal(h.dims()[0]);
+        if fused(&h) {
+            return rev_gru_kernels::reverse(p, h, x, digits, self.bits);
+        }
+        self.reverse_with_unfused(p, h, x, digits)
+    }
+
+    fn reversal_evals(&self, _iters: usize) -> usize {
+        1 // the exact inverse
+    }
+
+    fn cell_cost(&self) -> crate::work::CellCost {
+        // `rdbench perf`'s cell-cost table (fused CPU kernels): an exact reversal costs 1.0 of
+        // a step, a VJP 1.8 (docs/PERF.md, "Work units").
+        crate::work::CellCost { forward: 10, reversal: 10, vjp: 18 }
+    }
+
+    fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
+        super::evals::vjp(s.h_prev.dims()[0]);
+        if !fused(&s.h_prev) {
+            return self.step_vjp_unfused(p, s, grads);
+        }
+        // The readout's part in tensor ops (a few), the cell's in one kernel.
+        let VjpStep { h_prev, x, loss, dh } = s;
+        let (h_new, cache) = rev_gru_kernels::step_cached(p, h_prev.clone(), x.clone(), self.bits);
+        let dh_new = super::readout_vjp(self, p, (h_new, x.clone()), loss, dh, grads, [W_O, B_O]);
+        rev_gru_kernels::cell_vjp(p, (h_prev, x, cache), dh_new, self.bits, grads.per_param())
+    }
+}
+
+impl RevGru {
+    /// The exact reversal in tensor ops (the reference for the fused CPU kernel).
+    pub fn reverse_with_unfused(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, digits: Tensor<3>) -> Tensor<3> {
         let g = self.half();
         let (a_new, b_new) = (h.clone().narrow(2, 0, g), h.narrow(2, g, g));
         // b was updated last, from a' (which it leaves as it is): undo it first.
@@ -263,19 +304,9 @@ impl RecurrentModel for RevGru {
         Tensor::cat(vec![a, b], 2)
     }
 
-    fn reversal_evals(&self, _iters: usize) -> usize {
-        1 // the exact inverse
-    }
-
-    fn cell_cost(&self) -> crate::work::CellCost {
-        // `rdbench perf`'s cell-cost table: an exact reversal costs 0.93 of a step, a VJP 1.32
-        // (its ~40 elementwise fixed-point ops dominate both; docs/PERF.md, "Work units").
-        crate::work::CellCost { forward: 10, reversal: 9, vjp: 13 }
-    }
-
-    fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
+    /// The vector-Jacobian product in tensor ops (the reference for the fused CPU kernel).
+    pub fn step_vjp_unfused(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {
         let VjpStep { h_prev, x, loss, dh } = s;
-        super::evals::vjp(h_prev.dims()[0]);
         let g = self.half();
         let (a, b) = (h_prev.clone().narrow(2, 0, g), h_prev.narrow(2, g, g));
         let ga = self.gates(p, HALF_A, b.clone(), x.clone());
@@ -292,4 +323,9 @@ impl RecurrentModel for RevGru {
         let (da, db_from_a) = self.half_vjp(p, HALF_A, (a, b, x, ga), da_new + da_from_b, grads);
         Tensor::cat(vec![da, db + db_from_a], 2)
     }
+}
+
+/// Whether `h`'s device runs the fused CPU kernels.
+fn fused(h: &Tensor<3>) -> bool {
+    kernels::fused_on(&h.device())
 }
