@@ -46,6 +46,12 @@ impl RevGruCell<D> {
         RevGruCell { wa_x: d(0), wa_h: d(1), ua: d(2), ca: d(3), wb_x: d(4), wb_h: d(5), ub: d(6), cb: d(7) }
     }
 
+    /// The eight tensors themselves (moved, not shared).
+    fn owning(t: [Tensor<3>; 8]) -> Self {
+        let [wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb] = t.map(Tensor::into_dispatch);
+        RevGruCell { wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb }
+    }
+
     fn into_tensors(self) -> [Tensor<3>; 8] {
         let RevGruCell { wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb } = self;
         [wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb].map(Tensor::from_dispatch)
@@ -131,6 +137,10 @@ pub fn cell_vjp(
     bits: u32,
     grads: &mut [Tensor<3>],
 ) -> Tensor<3> {
+    // The accumulators moved in (a one-value stand-in left behind), so that the kernel owns
+    // them and adds into them without a copy.
+    let stand_in = Tensor::<3>::zeros([1, 1, 1], &h_prev.device());
+    let acc: [Tensor<3>; 8] = std::array::from_fn(|i| std::mem::replace(&mut grads[i], stand_in.clone()));
     let (dh, out) = <D as RevGruKernels>::rev_gru_cell_vjp(
         RevGruCell::of(p),
         h_prev.into_dispatch(),
@@ -138,7 +148,7 @@ pub fn cell_vjp(
         cache.into_dispatch(),
         dh_new.into_dispatch(),
         bits,
-        RevGruCell::of(grads),
+        RevGruCell::owning(acc),
     );
     for (slot, v) in grads.iter_mut().zip(out.into_tensors()) {
         *slot = v;
@@ -269,12 +279,12 @@ impl Weights {
     }
 }
 
-/// Values per row and unit of one half's gates in a block: s (two), zq, n, rb and the update.
-const GATE_VALUES: usize = 6;
+/// Values per row and unit of one half's gates in a block: s (two), zq, n and rb.
+const GATE_VALUES: usize = 5;
 
 /// One half-update's gates for one run's rows (`rev_gru.rs`'s `Half`) with its update,
-/// borrowed from a block of `GATE_VALUES` N g values that [`gates`] wrote: a step's scratch,
-/// or the cache a VJP reads back.
+/// borrowed from a block of `GATE_VALUES` N g values that [`gates`] wrote (a step's scratch,
+/// or the cache a VJP reads back) and the update beside it (which a VJP does not read).
 struct Gates<'a> {
     /// sigmoid of the z~ and r pre-activations, `[N, 2g]`.
     s: &'a [f32],
@@ -289,25 +299,24 @@ struct Gates<'a> {
 }
 
 impl<'a> Gates<'a> {
-    /// The gates in `block`, `len` = N g values per gate.
-    fn of(block: &'a [f32], len: usize) -> Self {
+    /// The gates in `block` with their update, `len` = N g values per gate.
+    fn of(block: &'a [f32], upd: &'a [f32], len: usize) -> Self {
         let (s, rest) = block.split_at(2 * len);
         let (zq, rest) = rest.split_at(len);
-        let (nn, rest) = rest.split_at(len);
-        let (rb, upd) = rest.split_at(len);
-        Gates { s, zq, nn, rb, upd: &upd[..len] }
+        let (nn, rb) = rest.split_at(len);
+        Gates { s, zq, nn, rb: &rb[..len], upd }
     }
 }
 
 /// Write the gates of a half from `other` (the other half, `[N, g]`) and x `[N, F]` into
-/// `block` (see [`Gates`]), with `xw` (`[N, 3g]`) as scratch.
-fn gates(w: &HalfW, (other, x): (Mat, &[f32]), d: Dims, block: &mut [f32], xw: &mut [f32]) {
+/// `block` and its update into `upd` (see [`Gates`]), with `xw` (`[N, 3g]`) as scratch.
+fn gates(w: &HalfW, (other, x): (Mat, &[f32]), d: Dims, (block, upd): (&mut [f32], &mut [f32]), xw: &mut [f32]) {
     let Dims { n, f, g, m } = d;
     let (g2, g3, len) = (2 * g, 3 * g, n * g);
     let (s, rest) = block.split_at_mut(2 * len);
     let (zq, rest) = rest.split_at_mut(len);
     let (nn, rest) = rest.split_at_mut(len);
-    let (rb, upd) = rest.split_at_mut(len);
+    let rb = &mut rest[..len];
     product_into(xw, n, g3, f, Mat::rows(x, f), Mat::rows(w.wx, g3));
     product_into(s, n, g2, g, other, Mat::rows(w.wh, g2));
     // The elementwise passes run at the CPU's widest SIMD (bit-identical at every width);
@@ -505,14 +514,27 @@ fn add_rows(acc: &mut [f32], rows: &[f32]) {
     }
 }
 
-/// A population's gradient values with their dims, one per cell parameter.
-type Acc = [(Vec<f32>, [usize; 3]); 8];
+/// A population's gradients being accumulated, one tensor per cell parameter.
+type Acc = [FlexTensor; 8];
+
+/// A gradient to add into in place: the tensor itself when it owns its whole contiguous
+/// storage, else a copy that does (a VJP's accumulator is the former, so it is not copied).
+fn owned(t: FlexTensor) -> FlexTensor {
+    let numel = t.layout().shape().num_elements();
+    let whole = t.layout().contiguous_offsets() == Some((0, numel)) && t.bytes().len() == 4 * numel;
+    if whole {
+        return t;
+    }
+    let (v, dims) = values(t);
+    tensor(v, dims)
+}
 
 /// Run `run`'s gradients of the half starting at parameter `base` (0 or 4).
 fn half_grads(acc: &mut Acc, base: usize, run: usize) -> HalfGrads<'_> {
-    fn of(t: &mut (Vec<f32>, [usize; 3]), run: usize) -> &mut [f32] {
-        let [_, p, q] = t.1;
-        run_of_mut(&mut t.0, run, p * q)
+    fn of(t: &mut FlexTensor, run: usize) -> &mut [f32] {
+        let [_, p, q] = t.layout().shape().dims::<3>();
+        // Copy-on-write: in place when this is the only reference.
+        run_of_mut(t.storage_mut::<f32>(), run, p * q)
     }
     let [wx, wh, u, c] = &mut acc[base..base + 4] else { unreachable!("four parameters per half") };
     HalfGrads { wx: of(wx, run), wh: of(wh, run), u: of(u, run), c: of(c, run) }
@@ -545,10 +567,12 @@ impl Call {
     }
 }
 
-/// A step's scratch for one run: the gates of both halves, a', and the input product.
+/// A step's scratch for one run: the gates of both halves and a' (the cache), one half's
+/// update and the input product.
 struct Scratch {
     /// Half a's gates, then half b's (`GATE_VALUES` N g values each), then a' (N g).
     cache: Vec<f32>,
+    upd: Vec<f32>,
     xw: Vec<f32>,
 }
 
@@ -560,20 +584,27 @@ impl Call {
 
     /// Run `run`'s step: its gates and a' into `cache` (see [`Scratch`]), b' and the digits
     /// `[N, g]` each into `b_new`, `da` and `db`.
-    fn forward(&self, run: usize, (cache, xw): (&mut [f32], &mut [f32]), b_new: &mut [f32], [da, db]: [&mut [f32]; 2]) {
+    fn forward(
+        &self,
+        run: usize,
+        (cache, upd, xw): (&mut [f32], &mut [f32], &mut [f32]),
+        b_new: &mut [f32],
+        [da, db]: [&mut [f32]; 2],
+    ) {
         let (d, hid, g) = (self.d, self.hid, self.d.g);
         let len = d.n * g;
         let (h, x) = self.run(run);
         let (block_a, rest) = cache.split_at_mut(GATE_VALUES * len);
         let (block_b, a_new) = rest.split_at_mut(GATE_VALUES * len);
-        gates(&self.w.half(run, 0), (cols(h, hid, g), x), d, block_a, xw);
-        forget(&Gates::of(block_a, len), cols(h, hid, 0), g, a_new, da);
-        gates(&self.w.half(run, 4), (Mat::rows(a_new, g), x), d, block_b, xw);
-        forget(&Gates::of(block_b, len), cols(h, hid, g), g, b_new, db);
+        gates(&self.w.half(run, 0), (cols(h, hid, g), x), d, (block_a, upd), xw);
+        forget(&Gates::of(block_a, upd, len), cols(h, hid, 0), g, a_new, da);
+        gates(&self.w.half(run, 4), (Mat::rows(a_new, g), x), d, (block_b, upd), xw);
+        forget(&Gates::of(block_b, upd, len), cols(h, hid, g), g, b_new, db);
     }
 
     fn scratch(&self) -> Scratch {
-        Scratch { cache: vec![0f32; self.cache_len()], xw: vec![0f32; 3 * self.d.n * self.d.g] }
+        let len = self.d.n * self.d.g;
+        Scratch { cache: vec![0f32; self.cache_len()], upd: vec![0f32; len], xw: vec![0f32; 3 * len] }
     }
 }
 
@@ -583,10 +614,10 @@ impl RevGruKernels for Flex {
         let (d, hid, g) = (c.d, c.hid, c.d.g);
         let (len, total) = (d.n * g, c.r * d.n * hid);
         let (mut out, mut digits) = (vec![0f32; total], vec![0f32; total]);
-        let Scratch { mut cache, mut xw } = c.scratch();
+        let Scratch { mut cache, mut upd, mut xw } = c.scratch();
         let (mut b_new, mut da, mut db) = (vec![0f32; len], vec![0f32; len], vec![0f32; len]);
         for run in 0..c.r {
-            c.forward(run, (&mut cache, &mut xw), &mut b_new, [&mut da, &mut db]);
+            c.forward(run, (&mut cache, &mut upd, &mut xw), &mut b_new, [&mut da, &mut db]);
             join(run_of_mut(&mut out, run, d.n * hid), &cache[2 * GATE_VALUES * len..], &b_new, g);
             join(run_of_mut(&mut digits, run, d.n * hid), &da, &db, g);
         }
@@ -604,11 +635,11 @@ impl RevGruKernels for Flex {
         let (d, hid, g) = (c.d, c.hid, c.d.g);
         let (len, per_run) = (d.n * g, c.cache_len());
         let (mut out, mut cache) = (vec![0f32; c.r * d.n * hid], vec![0f32; c.r * per_run]);
-        let mut xw = vec![0f32; 3 * len];
+        let (mut upd, mut xw) = (vec![0f32; len], vec![0f32; 3 * len]);
         let (mut b_new, mut da, mut db) = (vec![0f32; len], vec![0f32; len], vec![0f32; len]);
         for run in 0..c.r {
             let cache = run_of_mut(&mut cache, run, per_run);
-            c.forward(run, (cache, &mut xw), &mut b_new, [&mut da, &mut db]);
+            c.forward(run, (cache, &mut upd, &mut xw), &mut b_new, [&mut da, &mut db]);
             join(run_of_mut(&mut out, run, d.n * hid), &cache[2 * GATE_VALUES * len..], &b_new, g);
         }
         // The cache as `[R, N, (2 GATE_VALUES + 1) g]`: per run, one block of the values above.
@@ -627,16 +658,16 @@ impl RevGruKernels for Flex {
         let len = d.n * g;
         let digits = Borrowed::of(digits);
         let mut out = vec![0f32; c.r * d.n * hid];
-        let (mut block, mut xw) = (vec![0f32; GATE_VALUES * len], vec![0f32; 3 * len]);
+        let (mut block, mut upd, mut xw) = (vec![0f32; GATE_VALUES * len], vec![0f32; len], vec![0f32; 3 * len]);
         let (mut a, mut b) = (vec![0f32; len], vec![0f32; len]);
         for run in 0..c.r {
             let (h, x) = c.run(run);
             let dg = run_of(digits.v(), run, d.n * hid);
             // b was updated last, from a' (which it leaves as it is): undo it first.
-            gates(&c.w.half(run, 4), (cols(h, hid, 0), x), d, &mut block, &mut xw);
-            remember(&Gates::of(&block, len), (cols(h, hid, g), cols(dg, hid, g)), g, &mut b);
-            gates(&c.w.half(run, 0), (Mat::rows(&b, g), x), d, &mut block, &mut xw);
-            remember(&Gates::of(&block, len), (cols(h, hid, 0), cols(dg, hid, 0)), g, &mut a);
+            gates(&c.w.half(run, 4), (cols(h, hid, 0), x), d, (&mut block, &mut upd), &mut xw);
+            remember(&Gates::of(&block, &upd, len), (cols(h, hid, g), cols(dg, hid, g)), g, &mut b);
+            gates(&c.w.half(run, 0), (Mat::rows(&b, g), x), d, (&mut block, &mut upd), &mut xw);
+            remember(&Gates::of(&block, &upd, len), (cols(h, hid, 0), cols(dg, hid, 0)), g, &mut a);
             join(run_of_mut(&mut out, run, d.n * hid), &a, &b, g);
         }
         tensor(out, [c.r, d.n, hid])
@@ -656,7 +687,7 @@ impl RevGruKernels for Flex {
         let (dh_new, cache) = (Borrowed::of(dh_new), Borrowed::of(cache));
         let per_run = c.cache_len();
         let RevGruCell { wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb } = grads;
-        let mut acc: Acc = [wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb].map(values);
+        let mut acc: Acc = [wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb].map(owned);
         let mut dh_prev = vec![0f32; c.r * d.n * hid];
         for run in 0..c.r {
             let (h, x) = c.run(run);
@@ -664,7 +695,8 @@ impl RevGruKernels for Flex {
             let (a, b) = (cols(h, hid, 0), cols(h, hid, g));
             let cache = run_of(cache.v(), run, per_run);
             let len = d.n * g;
-            let (ga, gb) = (Gates::of(cache, len), Gates::of(&cache[GATE_VALUES * len..], len));
+            // The update is not part of the cache: the VJP does not read it.
+            let (ga, gb) = (Gates::of(cache, &[], len), Gates::of(&cache[GATE_VALUES * len..], &[], len));
             let a_new = &cache[2 * GATE_VALUES * len..];
             let dn = run_of(dh_new.v(), run, d.n * hid);
             // b' = f(b; a'): b gets its own path, a' the gate's.
@@ -682,7 +714,7 @@ impl RevGruKernels for Flex {
             add(&mut db, &db_from_a);
             join(run_of_mut(&mut dh_prev, run, d.n * hid), &da, &db, g);
         }
-        let [wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb] = acc.map(|(v, dims)| tensor(v, dims));
+        let [wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb] = acc;
         (tensor(dh_prev, [c.r, d.n, hid]), RevGruCell { wa_x, wa_h, ua, ca, wb_x, wb_h, ub, cb })
     }
 }
