@@ -304,7 +304,8 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         key: "reversal_iters",
         label: "Reversal iterations",
-        help: "Fixed-point iterations of one GRU reversal step.",
+        help: "rnn_small: fixed-point iterations of one GRU reversal step. No effect on \
+               rev_ode_small and rev_gru, whose inverses are exact.",
         unit: "iterations",
         kind: KnobKind::Int { min: 1, max: IntBound::Fixed(1000) },
         default: "20",
