@@ -67,6 +67,14 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   const gpu = await runAndDownload(page, 540_000, { clicked: isFallback });
   console.log(`    WebGPU (${gpu.report.environment.adapter}) tiny bench: ${gpu.wall.toFixed(1)} s; CPU: ${cpu.wall.toFixed(1)} s`);
   assert(gpu.report.environment.backend === 'webgpu', `backend ${gpu.report.environment.backend}`);
+  // WebGPU is calibrated at 1 and 8 runs and its figure for this bench comes from the fit.
+  const cal = gpu.report.environment.calibration.find((c) => c.backend === 'webgpu');
+  const fit = cal?.population;
+  assert(fit && fit.runs.join() === '1,8', `WebGPU's calibration has no population fit: ${JSON.stringify(cal)}`);
+  assert(fit.ms_per_population_unit >= 0 && fit.ms_per_run_unit >= 0 && cal.ms_per_work_unit >= fit.ms_per_run_unit &&
+    cal.ms_per_work_unit > 0, `fit ${JSON.stringify(cal)}`);
+  console.log(`    WebGPU's fit: ${fit.ms_per_population_unit.toExponential(3)} ms per unit once per population + ` +
+    `${fit.ms_per_run_unit.toExponential(3)} per run; this bench ${cal.ms_per_work_unit.toExponential(3)} ms per unit`);
   const gpuFirst = await firstLoss(page);
   assert(Math.abs(gpuFirst - cpuFirst) <= 1e-4, `first-step loss webgpu ${gpuFirst} vs cpu ${cpuFirst}`);
   console.log(`    first-step loss: webgpu ${gpuFirst}, cpu ${cpuFirst}`);
