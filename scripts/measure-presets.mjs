@@ -112,6 +112,11 @@ try {
           `(slowest trial ${(c.ms_per_work_unit_max ?? c.ms_per_work_unit).toExponential(3)}), ${c.workers} worker(s): ` +
           `the Seed protocol (${info.work_total} units) estimated at ${at(info.work_total, c.ms_per_work_unit).toFixed(0)} s ` +
           `(${low.toFixed(0)}–${high.toFixed(0)} s)`);
+        const f = c.population;
+        if (f) {
+          console.log(`  ${c.backend}'s population fit (${f.runs.join(' and ')} runs): ${f.ms_per_population_unit.toExponential(3)} ms ` +
+            `per unit once per population + ${f.ms_per_run_unit.toExponential(3)} ms per unit per run`);
+        }
       }
       console.log(`auto would choose ${info.backend}${info.note ? `: ${info.note}` : ''}`);
     } else {

@@ -1,8 +1,9 @@
 // How long a bench will take, from the engine's own figures: its work units (`work_total`,
 // the unit of its progress: each run's cell evaluations, the idea's probes and frontier
 // included) times the milliseconds per unit the engine measured for the backend it resolves
-// to (the fastest of a few short trials of this config's training steps in this browser),
-// over the workers it runs on. The range: the idea training at k = 1 throughout
+// to (the fastest of a few short trials of this config's training steps in this browser;
+// WebGPU's from its cost fitted at two population sizes, for this bench's populations), over
+// the workers it runs on. The range: the idea training at k = 1 throughout
 // (`work_low`) at the fastest trial, to k_max throughout (`work_high`) at the slowest. A
 // bench, or a study of several, estimated above CONFIRM_ABOVE_S asks first. WebGPU on a
 // software adapter is named, with the CPU's estimate beside it.

@@ -3,6 +3,18 @@ import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, launch, openPage, test } from './harness.mjs';
 import { runAndDownload, setField, TINY, tinyConfig } from './helpers.mjs';
 
+/** The engine's exported check `fn(...args)` run in a page of a browser with WebGPU: its
+ *  result and the page. */
+async function engineOnWebgpu(fn, ...args) {
+  const page = await openPage(await launch(['--enable-unsafe-webgpu']));
+  const out = await page.evaluate(async ([fn, args]) => {
+    const m = await import('/www/pkg/rdbench_worker.js');
+    await m.default();
+    return m[fn](...args);
+  }, [fn, args]);
+  return { page, out };
+}
+
 test('WebGPU unavailable: the page says so, offers the CPU and continues there', async () => {
   // This browser has no WebGPU adapter (no --enable-unsafe-webgpu).
   const page = await openPage(browser());
@@ -55,6 +67,14 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   const gpu = await runAndDownload(page, 540_000, { clicked: isFallback });
   console.log(`    WebGPU (${gpu.report.environment.adapter}) tiny bench: ${gpu.wall.toFixed(1)} s; CPU: ${cpu.wall.toFixed(1)} s`);
   assert(gpu.report.environment.backend === 'webgpu', `backend ${gpu.report.environment.backend}`);
+  // WebGPU is calibrated at 1 and 8 runs and its figure for this bench comes from the fit.
+  const cal = gpu.report.environment.calibration.find((c) => c.backend === 'webgpu');
+  const fit = cal?.population;
+  assert(fit && fit.runs.join() === '1,8', `WebGPU's calibration has no population fit: ${JSON.stringify(cal)}`);
+  assert(fit.ms_per_population_unit >= 0 && fit.ms_per_run_unit >= 0 && cal.ms_per_work_unit >= fit.ms_per_run_unit &&
+    cal.ms_per_work_unit > 0, `fit ${JSON.stringify(cal)}`);
+  console.log(`    WebGPU's fit: ${fit.ms_per_population_unit.toExponential(3)} ms per unit once per population + ` +
+    `${fit.ms_per_run_unit.toExponential(3)} per run; this bench ${cal.ms_per_work_unit.toExponential(3)} ms per unit`);
   const gpuFirst = await firstLoss(page);
   assert(Math.abs(gpuFirst - cpuFirst) <= 1e-4, `first-step loss webgpu ${gpuFirst} vs cpu ${cpuFirst}`);
   console.log(`    first-step loss: webgpu ${gpuFirst}, cpu ${cpuFirst}`);
@@ -82,13 +102,7 @@ test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer ke
   // The engine's own check (crates/engine/src/fused_check.rs) on this browser's WebGPU device: both arms'
   // gradients and losses and a reversal, fused vs unfused, and the kernel launches of one
   // training step of each arm, counted by cubecl.
-  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
-  const page = await openPage(gpuBrowser);
-  const c = await page.evaluate(async () => {
-    const m = await import('/www/pkg/rdbench_worker.js');
-    await m.default();
-    return m.fused_check('webgpu', 2, 1);
-  });
+  const { page, out: c } = await engineOnWebgpu('fused_check', 'webgpu', 2, 1);
   const f = c.fused, u = c.unfused;
   console.log(`    launches per step: dense ${f.dispatches_dense} vs ${u.dispatches_dense} unfused, idea ${f.dispatches_idea} ` +
     `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}, ` +
@@ -106,13 +120,7 @@ test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal 
   // One cube per (run, row) used to be a 1-D grid capped at 65535 workgroups: the probe's
   // one-step reversal (79 x 32 rows per run) panicked from 26 runs up. Both arms' gradients
   // at 40 runs with mixed k, a reversal of 40 x 1,700 rows and one run's of 70,000 rows.
-  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
-  const page = await openPage(gpuBrowser);
-  const c = await page.evaluate(async () => {
-    const m = await import('/www/pkg/rdbench_worker.js');
-    await m.default();
-    return m.large_population_check('webgpu', 40);
-  });
+  const { page, out: c } = await engineOnWebgpu('large_population_check', 'webgpu', 40);
   console.log(`    ${c.population} runs, max |fused - unfused|: dense ${c.dense}, idea mixed k ${c.idea_mixed}, ` +
     `reversal of 40 x 1,700 rows ${c.reversal}, one run's 70,000 rows ${c.reversal_one_run}`);
   assert(c.population === 40, `population ${c.population}`);
@@ -122,18 +130,36 @@ test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal 
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
+test('WebGPU: rev_gru reverses 200 steps bit for bit and its gradient through reversal agrees with the CPU', async () => {
+  // rev_gru runs in tensor ops on a GPU, whose division need not be correctly rounded: the
+  // fixed-point step corrects each quotient by its remainder, so its information buffer must
+  // still give h_0 back exactly (crates/engine/src/rev_gru_check.rs, against burn-flex). The
+  // quotients this adapter's plain division gets wrong are counted and printed: where none
+  // are (SwiftShader), the round trip checks the corrections change nothing.
+  const { page, out: c } = await engineOnWebgpu('rev_gru_check', 'webgpu', 200);
+  for (const t of c.round_trips) {
+    console.log(`    bits ${t.bits}: ${c.steps} steps forward and back, h_0 units differing ${t.h0_mismatched} of ${t.units}; ` +
+      `without the buffer h_{T-1} wrong in ${t.blind_mismatched}; h_T vs CPU ${t.h_t_vs_cpu}`);
+    assert(c.steps === 200 && t.units === 64, `steps ${c.steps}, units ${t.units}`);
+    assert(t.h0_mismatched === 0, `bits ${t.bits}: h_0 differs in ${t.h0_mismatched} units after ${c.steps} steps back`);
+    assert(t.blind_mismatched > 0, `bits ${t.bits}: the last step forgot nothing, so the buffer was not tested`);
+    assert(t.h_t_vs_cpu <= 1e-4, `bits ${t.bits}: h_T on WebGPU vs the CPU: ${t.h_t_vs_cpu}`);
+  }
+  console.log(`    plain float division floored: ${c.raw_division_off} of ${c.divisions} quotients off on this adapter; ` +
+    `gradient through reversal vs CPU ${c.reversal_vs_cpu}, dense vs CPU ${c.dense_vs_cpu}, reversal vs dense ${c.reversal_vs_dense}`);
+  // The tolerance of the fused-vs-unfused and first-step WebGPU-vs-CPU checks.
+  assert(c.reversal_vs_cpu <= 1e-4, `gradient through reversal, WebGPU vs CPU: ${c.reversal_vs_cpu}`);
+  assert(c.dense_vs_cpu <= 1e-4, `dense BPTT, WebGPU vs CPU: ${c.dense_vs_cpu}`);
+  assert(c.reversal_vs_dense <= 1e-4, `through reversal vs dense on WebGPU: ${c.reversal_vs_dense}`);
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
 test('WebGPU: a population step and a probe stay within their dispatch budgets', async () => {
   // On a real GPU each dispatch costs 25-70 us whatever its size, so the count is the step's
   // time (docs/PERF.md "WebGPU: dispatches per step"). The budgets are the measured counts:
   // a change that adds dispatches to a step fails here.
   const BUDGET = { step_dense: 273, step_idea_agreeing: 348, step_idea_mixed: 451, probe: 2795 };
-  const gpuBrowser = await launch(['--enable-unsafe-webgpu']);
-  const page = await openPage(gpuBrowser);
-  const d = await page.evaluate(async () => {
-    const m = await import('/www/pkg/rdbench_worker.js');
-    await m.default();
-    return m.dispatches('webgpu', 2, false);
-  });
+  const { page, out: d } = await engineOnWebgpu('dispatches', 'webgpu', 2, false);
   console.log(`    dispatches pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
     `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}`);
   for (const [what, budget] of Object.entries(BUDGET)) {

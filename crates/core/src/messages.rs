@@ -211,6 +211,7 @@ mod tests {
             ms_per_work_unit: 1.5,
             ms_per_work_unit_max: Some(1.8),
             workers: 2,
+            population: None,
         }];
         let requests = [
             Request::Start {

@@ -20,6 +20,7 @@ pub mod memory;
 pub mod model;
 pub mod peak;
 pub mod protocol;
+pub mod rev_gru_check;
 pub mod schedule;
 pub mod train;
 pub mod work;

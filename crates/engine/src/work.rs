@@ -211,6 +211,15 @@ impl BenchWork {
         Units { low: at(0), mid: at(1), high: at(2) }
     }
 
+    /// One run of each population the bench trains, each (phase, arm) being one population
+    /// on a GPU: the work a GPU pays once per population whatever its runs (its launches).
+    pub fn populations(&self) -> Units {
+        let phases = [(Phase::Sweep, self.sweeps), (Phase::Full, self.seeds)];
+        ARMS.into_iter()
+            .flat_map(|arm| phases.map(|(phase, runs)| if runs == 0 { Units::default() } else { self.run(arm, phase) }))
+            .sum()
+    }
+
     /// The whole bench.
     pub fn total(&self) -> Units {
         ARMS.into_iter()

@@ -278,6 +278,19 @@ pub async fn large_population_check(kind: String, population: usize) -> Result<J
     browser::to_js(&c)
 }
 
+/// rev_gru on backend `kind` against the CPU (`rdbench_engine::rev_gru_check`): `steps`
+/// steps forward and back through its information buffer, and its gradient through
+/// reversal. A diagnostic for the browser tests.
+#[wasm_bindgen]
+pub async fn rev_gru_check(kind: String, steps: usize) -> Result<JsValue, JsValue> {
+    let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
+    let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+    let c = rdbench_engine::rev_gru_check::rev_gru_check(&b.device, steps)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    browser::to_js(&c)
+}
+
 /// Kernel launches of a whole population step of each arm and of a probe at `population`
 /// runs under the default config (`rdbench_engine::fused_check::dispatches`); the frontier's
 /// probe too if `frontier`. A diagnostic for the benchmark script and the browser tests.

@@ -1,6 +1,7 @@
 //! Which backend a bench runs on in this browser: `auto` never takes a software (fallback)
 //! WebGPU adapter and, given a real one, calibrates WebGPU and the CPU workers and takes the
-//! faster (`rdbench_engine::calibrate::choose_faster`); the answer is one `backend` event.
+//! one whose predicted wall time for the bench is lower
+//! (`rdbench_engine::calibrate::choose_faster`); the answer is one `backend` event.
 //! WebGPU asked for by name on a software adapter is used, and the event says so with the
 //! CPU's calibration beside it, so the page can name the adapter and compare before Run.
 
@@ -10,7 +11,8 @@ use rdbench_core::config::BenchConfig;
 use rdbench_core::messages::{BackendChoice, WorkerEvent};
 use rdbench_core::report::Calibration;
 use rdbench_engine::backend::{self, Backend};
-use rdbench_engine::calibrate::{calibrate_default, choose_faster};
+use rdbench_engine::calibrate::{Share, calibrate_default, calibrate_gpu, choose_faster};
+use rdbench_engine::work::BenchWork;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -117,7 +119,7 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
                 if kind == Kind::Webgpu && requested == BackendChoice::Auto {
                     let gpu = measure(Kind::Webgpu, config, 1).await?;
                     let cpu = measure(Kind::Cpu, config, cpu_workers).await?;
-                    let pick = choose_faster(&gpu, &cpu);
+                    let pick = choose_faster(&gpu, &cpu, &Share::of(&BenchWork::of(config)));
                     kind = if pick.backend == gpu.backend { Kind::Webgpu } else { Kind::Cpu };
                     note = pick.why;
                     figures.extend([gpu, cpu]);
@@ -160,7 +162,13 @@ pub async fn kind_for_start(requested: BackendChoice, config: &BenchConfig) -> R
     }
 }
 
+/// `kind`'s calibration for `config`: WebGPU's at two population sizes (its cost grows with
+/// population steps, not runs), the CPU's for `workers` workers.
 async fn measure(kind: Kind, config: &BenchConfig, workers: usize) -> Result<Calibration, String> {
     let b = backend(kind, "").await?;
-    calibrate_default(config, &b, workers).await.map_err(|e| e.to_string())
+    match kind {
+        Kind::Webgpu => calibrate_gpu(config, &b).await,
+        Kind::Cpu => calibrate_default(config, &b, workers).await,
+    }
+    .map_err(|e| e.to_string())
 }

@@ -290,6 +290,24 @@ pub struct Calibration {
     pub ms_per_work_unit_max: Option<f64>,
     /// Workers the backend would run on in parallel (CPU: Web Workers; WebGPU: 1).
     pub workers: usize,
+    /// WebGPU: how its cost grows with a population's runs, measured at two sizes; then
+    /// `ms_per_work_unit` is this bench's effective figure from it (absent for a CPU,
+    /// whose cost grows with runs, and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub population: Option<PopulationFit>,
+}
+
+/// A GPU's cost per population step, `a + b x runs` (a kernel launch costs the same whatever
+/// the runs it covers), in work units of one run: a population of R runs that each do U units
+/// takes `U x (ms_per_population_unit + R x ms_per_run_unit)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PopulationFit {
+    /// The fixed part: milliseconds per unit of one run's work, paid once per population.
+    pub ms_per_population_unit: f64,
+    /// The part that grows with runs: milliseconds per unit per run.
+    pub ms_per_run_unit: f64,
+    /// The population sizes calibrated (the fastest trial of each).
+    pub runs: [usize; 2],
 }
 
 fn one() -> usize {

@@ -106,6 +106,18 @@ pub(super) fn check(env: &Environment, runs: &[RunRecord], era: Era, c: &mut Che
             let msg = format!("{}: a speed is finite and positive", cal.ms_per_work_unit);
             c.fail(&format!("{e}.calibration[{i}].ms_per_work_unit"), msg);
         }
+        if let Some(fit) = &cal.population {
+            for (key, v) in
+                [("ms_per_population_unit", fit.ms_per_population_unit), ("ms_per_run_unit", fit.ms_per_run_unit)]
+            {
+                if !(v.is_finite() && v >= 0.0) {
+                    c.fail(
+                        &format!("{e}.calibration[{i}].population.{key}"),
+                        format!("{v}: a cost is finite and not negative"),
+                    );
+                }
+            }
+        }
     }
     if env.reused_runs > runs.len() {
         c.fail(&join(e, "reused_runs"), format!("{}, but the report has {} runs", env.reused_runs, runs.len()));
