@@ -118,7 +118,9 @@ try {
             `per unit once per population + ${f.ms_per_run_unit.toExponential(3)} ms per unit per run`);
         }
       }
-      console.log(`auto would choose ${info.backend}${info.note ? `: ${info.note}` : ''}`);
+      // The engine's choice is auto's only when auto was asked for; a named backend is used as asked.
+      const chose = backend === 'auto' ? 'auto chose' : `asked for ${backend}, the engine uses`;
+      console.log(`${chose} ${info.backend}${info.note ? `: ${info.note}` : ''}`);
     } else {
       const t0 = Date.now();
       await page.click('#run');
