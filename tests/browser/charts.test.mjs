@@ -45,12 +45,29 @@ test('chart labels neither overlap nor leave the canvas at 1280 and 390 px wide'
 test('charts: hover reads exact values, values list as text alternative, PNG and SVG export', async () => {
   const page = await openPage(browser());
   await loadReport(page, 'quick_report.json', QUICK_TEXT);
-  const p = await page.evaluate(() => window.rdbench.drawn.per_seed.points.find((x) => x.text.startsWith('seed 0: idea')));
+  // The charts are drawn after the report is shown, and drawn again (debounced) when the
+  // layout settles: hover only once the quick report's points are drawn at the shown size.
+  await page.waitForFunction(() => {
+    const d = window.rdbench.drawn.per_seed;
+    const c = document.getElementById('chart-per-seed');
+    return d && d.points.length === 10 && d.width === Math.round(c.clientWidth * devicePixelRatio);
+  });
   const canvas = page.locator('#chart-per-seed');
-  const dpr = await page.evaluate(() => devicePixelRatio);
-  await canvas.hover({ position: { x: p.x / dpr, y: p.y / dpr } });
   const tip = page.locator('#chart-per-seed ~ .tip');
-  await tip.waitFor({ state: 'visible', timeout: 2000 });
+  const dpr = await page.evaluate(() => devicePixelRatio);
+  // A busy machine may redraw once more between reading a point and hovering it: read the
+  // point again and retry, a bounded number of times.
+  for (let attempt = 1; ; attempt++) {
+    const p = await page.evaluate(() => window.rdbench.drawn.per_seed.points.find((x) => x.text.startsWith('seed 0: idea')));
+    await page.mouse.move(0, 0);
+    await canvas.hover({ position: { x: p.x / dpr, y: p.y / dpr } });
+    try {
+      await tip.waitFor({ state: 'visible', timeout: 3000 });
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
   const shown = await tip.textContent();
   const value = Number(shown.match(/idea ([0-9.e+-]+)/)[1]);
   assert(Math.abs(value - QUICK.idea.per_seed[0]) <= 1e-5 * QUICK.idea.per_seed[0], `hover shows ${shown}, report ${QUICK.idea.per_seed[0]}`);

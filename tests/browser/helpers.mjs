@@ -43,7 +43,7 @@ export async function schemaOf(page) {
 /** The page URL's hash parameters, once the page has written its latest state there
  *  (it coalesces writes to at most one per 100 ms). */
 export async function hashParams(page) {
-  await page.waitForFunction(() => location.hash === window.rdbench.controls.hash(), null, { timeout: 2000 });
+  await page.waitForFunction(() => location.hash === window.rdbench.controls.hash(), null, { timeout: 5000 });
   return new URLSearchParams(new URL(page.url()).hash.slice(1));
 }
 
