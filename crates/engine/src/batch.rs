@@ -123,6 +123,11 @@ impl Batch {
         self.x.clone().narrow(0, lo, hi - lo).swap_dims(0, 1).reshape([r, (hi - lo) * b, f])
     }
 
+    /// The whole minibatch, time-major, for a model's whole-sequence pass (views, no copy).
+    pub fn sequence(&self) -> crate::model::Sequence {
+        crate::model::Sequence { x: self.x.clone(), y: self.y.clone(), task: self.task, scale: self.loss_scale() }
+    }
+
     /// [`y_all`](Self::y_all)'s shape, without the copy.
     pub fn y_all_dims(&self) -> [usize; 3] {
         let [s, r, b, f] = self.y.dims();

@@ -54,14 +54,14 @@ impl PackedLayout {
 
 /// 1 / (1 + e^-x): saturates to 0 or 1 without a NaN.
 #[cube]
-fn sigmoid(x: f32) -> f32 {
+pub(super) fn sigmoid(x: f32) -> f32 {
     1.0f32 / (1.0f32 + (-x).exp())
 }
 
 /// tanh in the CPU kernels' form: 2 sigmoid(2x) - 1 (no overflow to NaN for large |x|, which
 /// some GPU tanh builtins produce), and the odd series near 0 where that form cancels.
 #[cube]
-fn tanh_f(x: f32) -> f32 {
+pub(super) fn tanh_f(x: f32) -> f32 {
     let mut out = 2.0f32 / (1.0f32 + (-2.0f32 * x).exp()) - 1.0f32;
     if x.abs() < 0.3f32 {
         let x2 = x * x;
@@ -123,7 +123,7 @@ fn gate_parts(
 /// which a kernel cannot call): w_hh, b_ih, b_hh, w_o, b_o, and the row length P. The
 /// packed layout's round trip (`tests/cube_kernels.rs`) checks the two agree.
 #[cube]
-fn packed_offsets(f: usize, hd: usize, od: usize) -> (usize, usize, usize, usize, usize, usize) {
+pub(super) fn packed_offsets(f: usize, hd: usize, od: usize) -> (usize, usize, usize, usize, usize, usize) {
     let h3 = 3 * hd;
     let p_w_hh = f * h3;
     let p_b_ih = p_w_hh + hd * h3;
@@ -135,7 +135,7 @@ fn packed_offsets(f: usize, hd: usize, od: usize) -> (usize, usize, usize, usize
 
 /// Values per row of the VJP's scratch inside a kernel, as [`scratch_len`].
 #[cube]
-fn scratch_row(hd: usize, f: usize, od: usize) -> usize {
+pub(super) fn scratch_row(hd: usize, f: usize, od: usize) -> usize {
     8 * hd + od + f + 2
 }
 
@@ -449,7 +449,7 @@ fn gru_vjp_rows_kernel(
 /// its squared error), `g_out = g_in + sum over rows of scratch[a] * scratch[b]`, its two
 /// scratch slots found once (no branch or division in the row loop).
 #[cube(launch_unchecked)]
-fn gru_vjp_weights_kernel(
+pub(super) fn gru_vjp_weights_kernel(
     g_in: &Tensor<f32>,
     scratch: &Tensor<f32>,
     g_out: &mut Tensor<f32>,
@@ -585,25 +585,25 @@ fn adam_packed_kernel(
 
 /// Values per row of the VJP's scratch: dgi 3H | dgh 3H | h' H | dp O | x F | h_prev H | 1 |
 /// sum (p - y)^2.
-fn scratch_len(hid: usize, f: usize, o: usize) -> usize {
+pub(super) fn scratch_len(hid: usize, f: usize, o: usize) -> usize {
     8 * hid + o + f + 2
 }
 
 /// Units per cube for the per-(run, row) kernels: a power of two covering H, at most 256
 /// (WebGPU's guaranteed workgroup size); larger H loops.
-fn row_units(hid: usize) -> u32 {
+pub(super) fn row_units(hid: usize) -> u32 {
     (hid.next_power_of_two().clamp(32, 256)) as u32
 }
 
-fn dims3(t: &CubeTensor) -> [usize; 3] {
+pub(super) fn dims3(t: &CubeTensor) -> [usize; 3] {
     t.meta.shape().dims::<3>()
 }
 
-fn empty(like: &CubeTensor, shape: [usize; 3]) -> CubeTensor {
+pub(super) fn empty(like: &CubeTensor, shape: [usize; 3]) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape.into(), DType::F32)
 }
 
-fn elementwise(like: &CubeTensor, n: usize) -> (CubeCount, CubeDim) {
+pub(super) fn elementwise(like: &CubeTensor, n: usize) -> (CubeCount, CubeDim) {
     let dim = CubeDim::new_1d(256);
     (calculate_cube_count_elemwise(&like.client, n, dim), dim)
 }
@@ -616,7 +616,7 @@ const MAX_CUBES: usize = 65_535;
 /// 65535, and these kernels have barriers, so a cube past the end could not simply return
 /// (WGSL wants barriers in uniform control flow): the grid is an exact factorisation, rows ×
 /// runs, or, for more than 65535 rows per run, the rows split once more.
-fn per_row(runs: usize, rows: usize) -> CubeCount {
+pub(super) fn per_row(runs: usize, rows: usize) -> CubeCount {
     let (x, y) = if rows <= MAX_CUBES { (rows, 1) } else { split(rows) };
     assert!(
         runs <= MAX_CUBES && y <= MAX_CUBES,

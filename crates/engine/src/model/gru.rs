@@ -216,6 +216,44 @@ impl RecurrentModel for Gru {
         }
     }
 
+    #[cfg(feature = "cube")]
+    fn whole_pass(
+        &self,
+        p: &[Tensor<3>],
+        seq: super::Sequence,
+        ks: &[usize],
+        slots: usize,
+        iters: usize,
+    ) -> Option<(Vec<Tensor<3>>, Tensor<3>)> {
+        let device = p[0].device();
+        if seq.task != Task::Regression || !self.on_gpu_vjp(&device) {
+            return None;
+        }
+        let [r, _, _] = p[0].dims();
+        let t = seq.x.dims()[0];
+        assert!(iters > 0 || ks.iter().all(|&k| k == 1), "states to rebuild, and no reversal iterations");
+        // One kernel runs every step, VJP and reversal: the launch counts what it asks for.
+        // (It also iterates at the checkpoints, whose result it does not take; see
+        // `cube_sequence`.)
+        super::evals::forward(r * t);
+        super::evals::vjp(r * t);
+        let rebuilt: usize = ks.iter().map(|&k| (0..t).filter(|s| s % k != 0).count()).sum();
+        super::evals::reversal(rebuilt * iters);
+        let params = cube_kernels::gru_pack(p);
+        let zero = Tensor::zeros([r, 1, self.packed().grad_len()], &device);
+        let grad = super::cube_sequence::gru_sequence_pass(
+            params.clone(),
+            (seq.x, seq.y),
+            ks,
+            slots,
+            self.hidden,
+            seq.scale,
+            iters,
+            zero,
+        );
+        Some(self.grads_of(Grads::Packed { grad, params }, Tensor::zeros([r, 1, 1], &device)))
+    }
+
     fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, step: &StepLoss, loss: Tensor<3>) -> Tensor<3> {
         #[cfg(feature = "cube")]
         if self.on_gpu_vjp(&h.device()) {

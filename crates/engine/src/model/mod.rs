@@ -7,6 +7,8 @@
 
 #[cfg(feature = "cube")]
 pub mod cube_kernels;
+#[cfg(feature = "cube")]
+pub mod cube_sequence;
 pub mod evals;
 mod fast_math;
 mod gru;
@@ -106,6 +108,23 @@ pub trait RecurrentModel: Send + Sync {
     /// `s.loss` (weighted, at the readout of h_t') `+ s.dh . h_t'`, and return its gradient with
     /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
+    /// A whole training pass of the reversal schedule in a few launches, where the model has
+    /// kernels for it on this device (the GRU's regression on a GPU): run r keeps every
+    /// `ks[r]`-th state (every k 1: dense BPTT) and rebuilds the others by `iters` reversal
+    /// iterations; `slots` is the most states a run keeps. Returns what
+    /// [`grads_of`](Self::grads_of) does (the gradients and the summed, unweighted loss
+    /// `[R, 1, 1]`), counting the evaluations it asks for; None where the model has no such
+    /// kernels, and the schedules take the pass step by step.
+    fn whole_pass(
+        &self,
+        _p: &[Tensor<3>],
+        _seq: Sequence,
+        _ks: &[usize],
+        _slots: usize,
+        _iters: usize,
+    ) -> Option<(Vec<Tensor<3>>, Tensor<3>)> {
+        None
+    }
     /// Bits per unit per step of the information buffer that makes the model's reversal
     /// exact (rev_gru: its forgetting cap), or None for a model whose reversal needs none.
     /// A model with a buffer implements [`step_forgetting`](Self::step_forgetting) and
@@ -150,6 +169,18 @@ pub struct VjpStep {
     pub loss: StepLoss,
     /// The gradient flowing into h_t from the later steps.
     pub dh: Tensor<3>,
+}
+
+/// A minibatch whole, for [`RecurrentModel::whole_pass`].
+pub struct Sequence {
+    /// Inputs `[T, R, B, F]`.
+    pub x: Tensor<4>,
+    /// Targets `[S, R, B, O]` (S = T for a regression).
+    pub y: Tensor<4>,
+    /// What the targets are.
+    pub task: Task,
+    /// The loss's weight (`Batch::loss_scale`).
+    pub scale: f32,
 }
 
 /// A backward pass's gradient, in the layout the model keeps on its device.

@@ -11,6 +11,7 @@ pub mod info_buffer;
 pub mod plan;
 pub mod reversal;
 pub mod revolve;
+pub mod whole;
 
 use crate::batch::Batch;
 use crate::model::RecurrentModel;
@@ -134,7 +135,11 @@ impl Schedule {
     pub fn run(&self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, reversal_iters: usize) -> Pass {
         let t = batch.t();
         match self {
-            Schedule::Dense => plan::execute(model, params, batch, &dense::plan(t)),
+            Schedule::Dense => {
+                let r = params[0].dims()[0];
+                whole::pass(model, params, batch, &vec![1; r], 0)
+                    .unwrap_or_else(|| plan::execute(model, params, batch, &dense::plan(t)))
+            }
             Schedule::FixedInterval { k } => plan::execute(model, params, batch, &fixed_interval::plan(t, *k)),
             Schedule::Revolve { slots } => plan::execute(model, params, batch, &revolve::plan(t, *slots)),
             Schedule::Reversal { k } => {

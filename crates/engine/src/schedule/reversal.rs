@@ -44,7 +44,8 @@ pub fn checkpointed_grads(
     ks: &[usize],
     reversal_iters: usize,
 ) -> Pass {
-    walk(model, params, batch, ks, reversal_iters, None).0.expect("a pass with its VJPs")
+    super::whole::pass(model, params, batch, ks, reversal_iters)
+        .unwrap_or_else(|| walk(model, params, batch, ks, reversal_iters, None).0.expect("a pass with its VJPs"))
 }
 
 /// `[R, N, H]` rebuilt states `g` against the true ones `h` -> per-run mean and max of the

@@ -1,0 +1,553 @@
+//! The GRU's whole-sequence kernels on the GPU: a training pass of the reversal schedule,
+//! every run at its own checkpoint interval k (dense BPTT is k = 1), in a handful of
+//! launches whatever T. The forward pass is one kernel (a cube per (run, row), the state in
+//! workgroup memory through all T) writing each run's checkpoints to a store; the backward
+//! pass is one kernel per chunk of time steps walking t = T..1 with the state and its
+//! gradient in workgroup memory, h_{t-1} read from the store or rebuilt by the reversal's
+//! fixed-point iterations inside the kernel, plus the per-step kernels' weight reduction
+//! over the chunk's (step, row) pairs. Chunks keep the scratch under WebGPU's binding limit;
+//! at the default config a pass has one.
+//!
+//! WGSL wants barriers in uniform control flow, and cubecl's scalar arguments are not
+//! uniform there: loops that hold a barrier have compile-time bounds (T, the chunk's length,
+//! the reversal's iterations), and the reversal runs at every step of a pass that has one,
+//! its result taken only where the run has no checkpoint (k differs per run, so it cannot
+//! decide a branch around a barrier).
+
+use super::cube_kernels::{
+    dims3, elementwise, empty, gru_vjp_weights_kernel, packed_offsets, per_row, row_units, scratch_len, scratch_row,
+    sigmoid, tanh_f,
+};
+use burn::backend::Cube;
+use burn::backend::tensor::FloatTensor;
+use burn::tensor::{Tensor as BTensor, TensorData};
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::CubeDim;
+use cubecl::prelude::*;
+
+/// The three gate pre-activations of unit `j` (as `cube_kernels::gate_parts`) from a packed
+/// parameter row at `base`, the input at `x_at` and a state in workgroup memory at `g_at`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn gates_shared(
+    pk: &Tensor<f32>,
+    base: usize,
+    x: &Tensor<f32>,
+    x_at: usize,
+    g: &Shared<[f32]>,
+    g_at: usize,
+    j: usize,
+    f: usize,
+    hid: usize,
+    od: usize,
+) -> (f32, f32, f32, f32) {
+    let (p_w_hh, p_b_ih, p_b_hh, _w_o, _b_o, _plen) = packed_offsets(f, hid, od);
+    let h3 = 3 * hid;
+    let mut ar = pk[base + p_b_ih + j] + pk[base + p_b_hh + j];
+    let mut az = pk[base + p_b_ih + hid + j] + pk[base + p_b_hh + hid + j];
+    let mut gin = pk[base + p_b_ih + 2 * hid + j];
+    let mut ghn = pk[base + p_b_hh + 2 * hid + j];
+    for i in 0..f {
+        let xv = x[x_at + i];
+        let w = base + i * h3;
+        ar += xv * pk[w + j];
+        az += xv * pk[w + hid + j];
+        gin += xv * pk[w + 2 * hid + j];
+    }
+    for i in 0..hid {
+        let hv = g[g_at + i];
+        let w = base + p_w_hh + i * h3;
+        ar += hv * pk[w + j];
+        az += hv * pk[w + hid + j];
+        ghn += hv * pk[w + 2 * hid + j];
+    }
+    (ar, az, gin, ghn)
+}
+
+/// Slot of checkpoint `s` of interval `k` in a run's store: ceil(s / k) (0, k, 2k, .. and T).
+#[cube]
+#[allow(clippy::manual_div_ceil)] // kernel code: cubecl has no div_ceil
+fn slot_of(s: usize, k: usize) -> usize {
+    (s + k - 1) / k
+}
+
+/// The forward pass over all T: a cube per (run, row). Writes h_0 and each state the run
+/// checkpoints (t a multiple of its k, and T) to `store` `[R, slots, N, H]`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments, clippy::manual_is_multiple_of)] // kernel code: `%` is what cubecl has
+fn gru_seq_forward_kernel(
+    pk: &Tensor<f32>,
+    x: &Tensor<f32>,
+    ks: &Tensor<f32>,
+    store: &mut Tensor<f32>,
+    runs: u32,
+    rows: u32,
+    f: u32,
+    slots: u32,
+    #[comptime] t_len: u32,
+    #[comptime] hid: u32,
+    #[comptime] o: u32,
+) {
+    let (n, f, slots) = (rows as usize, f as usize, slots as usize);
+    let nr = runs as usize * n;
+    let (hd, od) = (hid as usize, o as usize);
+    let t_end = t_len as usize;
+    let rr = CUBE_POS;
+    let r = rr / n;
+    let row = rr % n;
+    let step = CUBE_DIM_X as usize;
+    let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
+    let base = r * plen;
+    let k = u32::cast_from(ks[r]) as usize;
+    let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        g[j] = 0.0f32;
+        store[(r * slots * n + row) * hd + j] = 0.0f32;
+        j += step;
+    }
+    sync_cube();
+    for t in 0..t_len {
+        let cur = (t % 2) as usize * hd;
+        let next = hd - cur;
+        let s = t as usize + 1;
+        let x_at = (t as usize * nr + rr) * f;
+        let keep = s % k == 0 || s == t_end;
+        let at = ((r * slots + slot_of(s, k)) * n + row) * hd;
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &g, cur, j, f, hd, od);
+            let rg = sigmoid(ar);
+            let z = sigmoid(az);
+            let nn = tanh_f(gin + rg * ghn);
+            let hn = nn + z * (g[cur + j] - nn);
+            g[next + j] = hn;
+            if keep {
+                store[at + j] = hn;
+            }
+            j += step;
+        }
+        sync_cube();
+    }
+}
+
+/// The backward pass over steps t = hi, hi - 1, .., hi - len + 1 (a chunk): a cube per
+/// (run, row). At each step h_{t-1} is the run's checkpoint if it has one there, else the
+/// reversal of h_t (`iters` fixed-point iterations in workgroup memory, as
+/// `gru_reverse_kernel`); then the step's VJP with its squared-error loss as
+/// `gru_vjp_rows_kernel`, its per-row factors written to `scratch` `[R, len * N, S]` for
+/// `gru_vjp_weights_kernel`. `carry` `[R, N, 2H]` holds h_t and dh_t between chunks (the
+/// first chunk starts from the store's h_T and a zero gradient).
+#[cube(launch_unchecked)]
+// Comparisons spelled as the CPU kernel's `fast_math::{at_least, clamp}` (NaN included); `%`
+// is what cubecl has.
+#[allow(
+    clippy::too_many_arguments,
+    clippy::manual_clamp,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::manual_is_multiple_of
+)]
+fn gru_seq_vjp_rows_kernel(
+    pk: &Tensor<f32>,
+    store: &Tensor<f32>,
+    x: &Tensor<f32>,
+    y: &Tensor<f32>,
+    ks: &Tensor<f32>,
+    carry: &mut Tensor<f32>,
+    scratch: &mut Tensor<f32>,
+    runs: u32,
+    rows: u32,
+    f: u32,
+    slots: u32,
+    hi: u32,
+    first: u32,
+    scale: f32,
+    #[comptime] len: u32,
+    #[comptime] hid: u32,
+    #[comptime] o: u32,
+    #[comptime] iters: u32,
+) {
+    let (n, f, slots, hi) = (rows as usize, f as usize, slots as usize, hi as usize);
+    let nr = runs as usize * n;
+    let (hd, od) = (hid as usize, o as usize);
+    let h3 = 3 * hd;
+    let rr = CUBE_POS;
+    let r = rr / n;
+    let row = rr % n;
+    let step = CUBE_DIM_X as usize;
+    let (p_w_hh, _b_ih, _b_hh, p_w_o, p_b_o, plen) = packed_offsets(f, hd, od);
+    let base = r * plen;
+    let s_len = scratch_row(hd, f, od);
+    let k = u32::cast_from(ks[r]) as usize;
+    let mut hc = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
+    let mut hp = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut hs = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut dh = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut sqs = Shared::<[f32]>::new_slice(comptime!(o as usize));
+    let mut dps = Shared::<[f32]>::new_slice(comptime!(o as usize));
+    let mut dghs = Shared::<[f32]>::new_slice(comptime!(3 * hid as usize));
+
+    let c_at = rr * 2 * hd;
+    let top = ((r * slots + slot_of(hi, k)) * n + row) * hd;
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        if first == 1 {
+            hc[j] = store[top + j];
+            dh[j] = 0.0f32;
+        } else {
+            hc[j] = carry[c_at + j];
+            dh[j] = carry[c_at + hd + j];
+        }
+        j += step;
+    }
+    sync_cube();
+    for i in 0..len {
+        let tt = hi - 1 - i as usize; // step tt + 1 reads h_tt, x_tt and y_tt
+        let x_at = (tt * nr + rr) * f;
+        let y_at = (tt * nr + rr) * od;
+        let s = ((r * len as usize + i as usize) * n + row) * s_len;
+        // h_tt by reversal from h_{tt+1} (taken only where the run has no checkpoint).
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            g[j] = hc[j];
+            j += step;
+        }
+        sync_cube();
+        for it in 0..iters {
+            let cur = (it % 2) as usize * hd;
+            let next = hd - cur;
+            let mut j = UNIT_POS_X as usize;
+            while j < hd {
+                let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &g, cur, j, f, hd, od);
+                let rg = sigmoid(ar);
+                let z = sigmoid(az);
+                let nn = tanh_f(gin + rg * ghn);
+                let mut den = z;
+                if !(z > 0.05f32) {
+                    den = 0.05f32;
+                }
+                let mut v = (hc[j] - (1.0f32 - z) * nn) / den;
+                if v < -1.0f32 {
+                    v = -1.0f32;
+                }
+                if v > 1.0f32 {
+                    v = 1.0f32;
+                }
+                g[next + j] = v;
+                j += step;
+            }
+            sync_cube();
+        }
+        let last = (iters % 2) as usize * hd;
+        let checkpoint = tt % k == 0;
+        let at = ((r * slots + slot_of(tt, k)) * n + row) * hd;
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            if checkpoint {
+                hp[j] = store[at + j];
+            } else {
+                hp[j] = g[last + j];
+            }
+            scratch[s + 7 * hd + od + f + j] = hp[j];
+            j += step;
+        }
+        let mut q = UNIT_POS_X as usize;
+        while q < f {
+            scratch[s + 7 * hd + od + q] = x[x_at + q];
+            q += step;
+        }
+        if UNIT_POS_X == 0 {
+            scratch[s + s_len - 2] = 1.0f32;
+        }
+        sync_cube();
+        // The step from h_tt: h' and the gates (kept in this unit's dgi slots for below).
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &hp, 0, j, f, hd, od);
+            let rg = sigmoid(ar);
+            let z = sigmoid(az);
+            let nn = tanh_f(gin + rg * ghn);
+            let hn = nn + z * (hp[j] - nn);
+            hs[j] = hn;
+            scratch[s + 6 * hd + j] = hn;
+            scratch[s + j] = rg;
+            scratch[s + hd + j] = z;
+            scratch[s + 2 * hd + j] = nn;
+            scratch[s + 3 * hd + j] = ghn;
+            j += step;
+        }
+        sync_cube();
+        // Readout and dp = 2 scale (p - y).
+        let mut q = UNIT_POS_X as usize;
+        while q < od {
+            let mut p = pk[base + p_b_o + q];
+            for a in 0..hd {
+                p += hs[a] * pk[base + p_w_o + a * od + q];
+            }
+            let e = p - y[y_at + q];
+            let d = 2.0f32 * scale * e;
+            sqs[q] = e * e;
+            dps[q] = d;
+            scratch[s + 7 * hd + q] = d;
+            q += step;
+        }
+        sync_cube();
+        if UNIT_POS_X == 0 {
+            let mut sq = 0.0f32;
+            for q in 0..od {
+                sq += sqs[q];
+            }
+            scratch[s + s_len - 1] = sq;
+        }
+        // Through h' = n + z (h - n) and the gates.
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            let mut d = dh[j];
+            for q in 0..od {
+                d += dps[q] * pk[base + p_w_o + j * od + q];
+            }
+            let rg = scratch[s + j];
+            let z = scratch[s + hd + j];
+            let nn = scratch[s + 2 * hd + j];
+            let ghn = scratch[s + 3 * hd + j];
+            let dz = d * (hp[j] - nn);
+            let dn = d * (1.0f32 - z);
+            let dan = dn * (1.0f32 - nn * nn);
+            let dar = dan * ghn * rg * (1.0f32 - rg);
+            let daz = dz * z * (1.0f32 - z);
+            scratch[s + j] = dar;
+            scratch[s + hd + j] = daz;
+            scratch[s + 2 * hd + j] = dan;
+            scratch[s + h3 + j] = dar;
+            scratch[s + h3 + hd + j] = daz;
+            scratch[s + h3 + 2 * hd + j] = dan * rg;
+            dghs[j] = dar;
+            dghs[hd + j] = daz;
+            dghs[2 * hd + j] = dan * rg;
+            dh[j] = d * z;
+            j += step;
+        }
+        sync_cube();
+        // dh_tt = d z + dgh W_hh^T; h_tt becomes the state the next step reverses from.
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            let mut acc = dh[j];
+            let w = base + p_w_hh + j * h3;
+            for q in 0..h3 {
+                acc += dghs[q] * pk[w + q];
+            }
+            dh[j] = acc;
+            hc[j] = hp[j];
+            j += step;
+        }
+        sync_cube();
+    }
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        carry[c_at + j] = hc[j];
+        carry[c_at + hd + j] = dh[j];
+        j += step;
+    }
+}
+
+/// Bytes one chunk's scratch may take: under WebGPU's default storage-binding limit
+/// (128 MiB), with room for the store beside it.
+const SCRATCH_BYTES: usize = 64 << 20;
+
+/// Time steps per backward chunk: all T when the scratch fits [`SCRATCH_BYTES`].
+pub fn chunk_len(t: usize, runs: usize, rows: usize, s_len: usize) -> usize {
+    (SCRATCH_BYTES / (4 * runs * rows * s_len).max(1)).clamp(1, t.max(1))
+}
+
+fn dims4(t: &CubeTensor) -> [usize; 4] {
+    t.meta.shape().dims::<4>()
+}
+
+/// The whole-sequence pass on the GPU (see the module).
+#[burn::backend::backend_extension(Cube)]
+pub trait GruSequenceKernels: burn::backend::Backend {
+    /// The forward pass of packed parameters `pk` `[R, 1, P]` over inputs `x` `[T, R, N, F]`,
+    /// run r checkpointing every `ks[r]`-th state (`ks` `[R]`, integers): the store
+    /// `[R, slots * N, H]`.
+    fn gru_seq_forward(
+        pk: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        ks: FloatTensor<Self>,
+        hid: usize,
+        o: usize,
+        slots: usize,
+    ) -> FloatTensor<Self>;
+
+    /// The backward pass from that store with targets `y` `[T, R, N, O]`, the loss
+    /// `scale * sum (p - y)^2` at every step and `iters` reversal iterations (0: every state
+    /// is a checkpoint): the packed gradient `g` `[R, 1, P + 1]` plus this pass's.
+    #[allow(clippy::too_many_arguments)]
+    fn gru_seq_vjp(
+        pk: FloatTensor<Self>,
+        store: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        y: FloatTensor<Self>,
+        ks: FloatTensor<Self>,
+        scale: f32,
+        iters: usize,
+        g: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+}
+
+impl GruSequenceKernels for Cube {
+    fn gru_seq_forward(
+        pk: CubeTensor,
+        x: CubeTensor,
+        ks: CubeTensor,
+        hid: usize,
+        o: usize,
+        slots: usize,
+    ) -> CubeTensor {
+        let [pk, x, ks] = [pk, x, ks].map(into_contiguous);
+        let [t, r, n, f] = dims4(&x);
+        let store = empty(&x, [r, slots * n, hid]);
+        let client = x.client.clone();
+        // SAFETY: every index the kernel reads or writes is within the tensors it is given:
+        // x is [T, R, N, F], the store is sized here for `slots` checkpoints per run (the
+        // caller's count of the most any run keeps), pk holds R packed rows of this shape.
+        unsafe {
+            gru_seq_forward_kernel::launch_unchecked(
+                &client,
+                per_row(r, n),
+                CubeDim::new_1d(row_units(hid)),
+                pk.into_tensor_arg(),
+                x.into_tensor_arg(),
+                ks.into_tensor_arg(),
+                store.clone().into_tensor_arg(),
+                r as u32,
+                n as u32,
+                f as u32,
+                slots as u32,
+                t as u32,
+                hid as u32,
+                o as u32,
+            )
+        };
+        store
+    }
+
+    fn gru_seq_vjp(
+        pk: CubeTensor,
+        store: CubeTensor,
+        x: CubeTensor,
+        y: CubeTensor,
+        ks: CubeTensor,
+        scale: f32,
+        iters: usize,
+        g: CubeTensor,
+    ) -> CubeTensor {
+        let [pk, store, x, y, ks, g] = [pk, store, x, y, ks, g].map(into_contiguous);
+        let [t, r, n, f] = dims4(&x);
+        let o = dims4(&y)[3];
+        let [_, sn, hid] = dims3(&store);
+        let slots = sn / n;
+        let plen = dims3(&g)[2];
+        let s_len = scratch_len(hid, f, o);
+        let len = chunk_len(t, r, n, s_len);
+        let carry = empty(&x, [r, n, 2 * hid]);
+        let client = x.client.clone();
+        let mut g = g;
+        let mut hi = t;
+        while hi > 0 {
+            let this = len.min(hi);
+            let scratch = empty(&x, [r, this * n, s_len]);
+            // SAFETY: as the forward pass; the chunk's steps hi - this .. hi - 1 are within T,
+            // its scratch is sized here for `this` steps, and `carry` for every (run, row).
+            unsafe {
+                gru_seq_vjp_rows_kernel::launch_unchecked(
+                    &client,
+                    per_row(r, n),
+                    CubeDim::new_1d(row_units(hid)),
+                    pk.clone().into_tensor_arg(),
+                    store.clone().into_tensor_arg(),
+                    x.clone().into_tensor_arg(),
+                    y.clone().into_tensor_arg(),
+                    ks.clone().into_tensor_arg(),
+                    carry.clone().into_tensor_arg(),
+                    scratch.clone().into_tensor_arg(),
+                    r as u32,
+                    n as u32,
+                    f as u32,
+                    slots as u32,
+                    hi as u32,
+                    u32::from(hi == t),
+                    scale,
+                    this as u32,
+                    hid as u32,
+                    o as u32,
+                    iters as u32,
+                )
+            };
+            let g_out = empty(&g, [r, 1, plen]);
+            let (count, dim) = elementwise(&g, r * plen);
+            // SAFETY: as `gru_step_vjp_packed`'s weight kernel: its scratch rows are this
+            // chunk's (step, row) pairs, `this * n` per run.
+            unsafe {
+                gru_vjp_weights_kernel::launch_unchecked(
+                    &client,
+                    count,
+                    dim,
+                    g.into_tensor_arg(),
+                    scratch.into_tensor_arg(),
+                    g_out.clone().into_tensor_arg(),
+                    (this * n) as u32,
+                    f as u32,
+                    hid as u32,
+                    o as u32,
+                )
+            };
+            g = g_out;
+            hi -= this;
+        }
+        g
+    }
+}
+
+/// The runtime-dispatched backend the tensor API runs on.
+type D = burn::backend::Dispatch;
+
+/// The whole pass on tensors: packed parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`,
+/// targets `y` `[T, R, N, O]`, run r checkpointing every `ks[r]`-th state (`slots`: the most
+/// checkpoints any run keeps) and rebuilding the others by `iters` reversal iterations.
+/// Returns `g` plus the pass's packed gradient and summed squared error (the layout of
+/// [`GruCubeKernels::gru_step_vjp_packed`](super::cube_kernels::GruCubeKernels::gru_step_vjp_packed)).
+#[allow(clippy::too_many_arguments)]
+pub fn gru_sequence_pass(
+    pk: BTensor<3>,
+    (x, y): (BTensor<4>, BTensor<4>),
+    ks: &[usize],
+    slots: usize,
+    hid: usize,
+    scale: f32,
+    iters: usize,
+    g: BTensor<3>,
+) -> BTensor<3> {
+    let o = y.dims()[3];
+    let ks: Vec<f32> = ks.iter().map(|&k| k as f32).collect();
+    let ks = BTensor::<1>::from_data(TensorData::new(ks.clone(), [ks.len()]), &x.device()).into_dispatch();
+    let store = <D as GruSequenceKernels>::gru_seq_forward(
+        pk.clone().into_dispatch(),
+        x.clone().into_dispatch(),
+        ks.clone(),
+        hid,
+        o,
+        slots,
+    );
+    BTensor::from_dispatch(<D as GruSequenceKernels>::gru_seq_vjp(
+        pk.into_dispatch(),
+        store,
+        x.into_dispatch(),
+        y.into_dispatch(),
+        ks,
+        scale,
+        iters,
+        g.into_dispatch(),
+    ))
+}
