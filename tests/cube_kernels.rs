@@ -149,14 +149,20 @@ fn a_population_on_the_gpu_records_what_the_cpu_records() {
 
 #[test]
 fn packed_layout_round_trips_the_parameters() {
-    // gru_pack then unpack gives every parameter back (the GPU gradient's layout).
+    // gru_pack then a packed gradient's split gives every parameter back (the GPU gradient's layout).
     let dev = gpu();
     let model = Gru::new(3, 5, 2);
     let (params, _) = rdbench_engine::train::init_population(&model, &[4, 5], &dev);
     let layout = rdbench_engine::model::cube_kernels::PackedLayout { f: 3, h: 5, o: 2 };
     let packed = rdbench_engine::model::cube_kernels::gru_pack(&params);
-    assert_eq!(packed.dims(), [2, 1, layout.len()]);
-    let back = rdbench_engine::model::cube_kernels::unpack(packed, layout, &model.param_shapes());
+    assert_eq!(packed.dims(), [2, 1, layout.n_params()]);
+    let shapes = model.param_shapes();
+    let back = rdbench_engine::model::Gradient::packed(rdbench_engine::model::Packed {
+        grad: packed.clone(),
+        params: packed,
+        shapes,
+    })
+    .into_vec();
     for (a, b) in params.iter().zip(back) {
         assert_eq!(read(a.clone()), read(b));
     }

@@ -37,7 +37,7 @@ fn outputs(m: &RevOde, p: &[Tensor<3>], batch: &Batch) -> Vec<f64> {
 
 fn adam_steps(m: &RevOde, mut p: Vec<Tensor<3>>, adam: &mut Adam, batch: &Batch, n: usize) -> Vec<Tensor<3>> {
     for _ in 0..n {
-        let g = dense_grads(m, &p, batch).grads;
+        let g = dense_grads(m, &p, batch).grads.into_vec();
         let norms = grad_norms(&g);
         p = adam.step(p, clip(g, norms));
     }

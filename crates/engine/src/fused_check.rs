@@ -135,11 +135,11 @@ async fn agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f
     let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(model), f(&reference));
     let (dense_f, dense_u) = both(&|m| {
         let o = dense_grads(m, params, batch);
-        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+        [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
     });
     let (ck_f, ck_u) = both(&|m| {
         let o = checkpointed_grads(m, params, batch, &ks, 20).into_grad_out();
-        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+        [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
     });
     let h = crate::train::dense::hidden_states(model, params, batch);
     let x = batch.xs[batch.t() / 2].clone();
@@ -269,12 +269,12 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     let diff = |(a, b): (Vec<Tensor<3>>, Vec<Tensor<3>>)| max_diff(a.into_iter().zip(b).collect());
     let dense = diff(both(&|m| {
         let o = dense_grads(m, &params, &batch);
-        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+        [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
     }))
     .await?;
     let idea_mixed = diff(both(&|m| {
         let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
-        [o.grads, vec![o.loss.reshape([r, 1, 1])]].concat()
+        [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
     }))
     .await?;
     let uniform = Distribution::Uniform(-0.5, 0.5);

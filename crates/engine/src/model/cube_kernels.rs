@@ -295,6 +295,55 @@ fn gru_pack_kernel(
     }
 }
 
+/// Split packed rows `[R, 1, P]` into up to six tensors `[R, 1, len]` (`gru_pack_kernel`
+/// undone), values `at[0]..at[6]` of each row: a unit per value, written to the output its
+/// offset falls in. An output past the last real one is a one-value placeholder nothing
+/// writes to (its range is empty).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn split_packed_kernel(
+    p: &Tensor<f32>,
+    a: &mut Tensor<f32>,
+    b: &mut Tensor<f32>,
+    c: &mut Tensor<f32>,
+    d: &mut Tensor<f32>,
+    e: &mut Tensor<f32>,
+    g: &mut Tensor<f32>,
+    at0: u32,
+    at1: u32,
+    at2: u32,
+    at3: u32,
+    at4: u32,
+    at5: u32,
+    at6: u32,
+    plen: u32,
+    runs: u32,
+) {
+    let (o0, o1, o2, o3, o4, o5, o6) =
+        (at0 as usize, at1 as usize, at2 as usize, at3 as usize, at4 as usize, at5 as usize, at6 as usize);
+    let width = o6 - o0;
+    let pos = ABSOLUTE_POS;
+    if pos >= runs as usize * width {
+        terminate!();
+    }
+    let r = pos / width;
+    let q = o0 + pos % width;
+    let v = p[r * plen as usize + q];
+    if q < o1 {
+        a[r * (o1 - o0) + q - o0] = v;
+    } else if q < o2 {
+        b[r * (o2 - o1) + q - o1] = v;
+    } else if q < o3 {
+        c[r * (o3 - o2) + q - o2] = v;
+    } else if q < o4 {
+        d[r * (o4 - o3) + q - o3] = v;
+    } else if q < o5 {
+        e[r * (o5 - o4) + q - o4] = v;
+    } else {
+        g[r * (o6 - o5) + q - o5] = v;
+    }
+}
+
 /// Per-row part of the VJP: a cube per (run, row). Recomputes the step from h_prev, the
 /// readout and its loss gradient dp = 2 scale (p - y), then back through the gates: writes
 /// dh_prev and, to `scratch`, what the weight gradients need (per row, see [`scratch_len`]:
@@ -446,9 +495,11 @@ fn gru_vjp_rows_kernel(
 }
 
 /// Weight-gradient part of the VJP: a unit per packed gradient value (the last of a run's is
-/// its squared error), `g_out = g_in + sum over rows of scratch[a] * scratch[b]`, its two
-/// scratch slots found once (no branch or division in the row loop).
+/// its squared error), `g_out = g_in + sum over rows of scratch[a] * scratch[b]` (without
+/// `g_in`, not read, unless `add`), its two scratch slots found once (no branch or division
+/// in the row loop).
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn gru_vjp_weights_kernel(
     g_in: &Tensor<f32>,
     scratch: &Tensor<f32>,
@@ -457,6 +508,7 @@ pub(super) fn gru_vjp_weights_kernel(
     f: u32,
     hid: u32,
     o: u32,
+    add: u32,
 ) {
     let pos = ABSOLUTE_POS;
     if pos >= g_out.len() {
@@ -496,7 +548,10 @@ pub(super) fn gru_vjp_weights_kernel(
         acc += scratch[s + a] * scratch[s + b];
         s += s_len;
     }
-    g_out[pos] = g_in[pos] + acc;
+    if add == 1 {
+        acc += g_in[pos];
+    }
+    g_out[pos] = acc;
 }
 
 /// One optimizer step per cube (a cube per run) on a run's packed values: its gradient's
@@ -515,6 +570,7 @@ fn adam_packed_kernel(
     lr: &mut Tensor<f32>,
     norms: &mut Tensor<f32>,
     plen: u32,
+    gstride: u32,
     b1: f32,
     one_minus_b1: f32,
     b2: f32,
@@ -528,6 +584,7 @@ fn adam_packed_kernel(
     let run = CUBE_POS;
     let n = plen as usize;
     let base = run * n;
+    let gbase = run * gstride as usize;
     let step = CUBE_DIM_X as usize;
     let u = UNIT_POS_X as usize;
     let mut shares = Shared::<[f32]>::new_slice(comptime!(units as usize));
@@ -535,7 +592,7 @@ fn adam_packed_kernel(
     let mut acc = 0.0f32;
     let mut i = u;
     while i < n {
-        let gv = g[base + i];
+        let gv = g[gbase + i];
         acc += gv * gv;
         i += step;
     }
@@ -565,7 +622,7 @@ fn adam_packed_kernel(
             m[base + i] = 0.0f32;
             v[base + i] = 0.0f32;
         } else {
-            let gv = g[base + i] * coef;
+            let gv = g[gbase + i] * coef;
             let mv = m[base + i] * b1 + gv * one_minus_b1;
             let vv = v[base + i] * b2 + gv * gv * one_minus_b2;
             let denom = vv.sqrt() / sqrt_bc2 + eps;
@@ -728,6 +785,23 @@ pub trait GruCubeKernels: burn::backend::Backend {
         b_o: FloatTensor<Self>,
     ) -> FloatTensor<Self>;
 
+    /// Packed rows `p` `[R, 1, P]` split at `at` (ascending offsets, at most seven: up to six
+    /// parts) into `[R, 1, len]` tensors, in one launch; parts past the last are
+    /// placeholders `[1, 1, 1]`.
+    #[allow(clippy::type_complexity)]
+    fn split_packed(
+        p: FloatTensor<Self>,
+        at: [usize; 7],
+        parts: usize,
+    ) -> (
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+    );
+
     /// The CPU's [`gru_step_vjp`](super::kernels::GruHostVjp::gru_step_vjp) on packed
     /// parameters `pk` `[R, 1, P]` and a packed gradient `g` `[R, 1, P + 1]` whose last
     /// value per run sums the squared error `sum((h' w_o + b_o - y)^2)`: returns the
@@ -743,7 +817,8 @@ pub trait GruCubeKernels: burn::backend::Backend {
         g: FloatTensor<Self>,
     ) -> (FloatTensor<Self>, FloatTensor<Self>);
 
-    /// One optimizer step on packed `[R, 1, P]` parameters `p`, gradient `g` and Adam moments
+    /// One optimizer step on packed `[R, 1, P]` parameters `p`, gradient `g` (`[R, 1, P]`, or
+    /// `[R, 1, P + 1]` as the VJP leaves it, its last value per run ignored) and Adam moments
     /// `m`, `v`, with per-run losses and lrs `[R, 1, 1]` (see `adam_packed_kernel`): returns
     /// the new p, m, v, lr and the per-run gradient norms `[R, 1, 1]`. `bc1` = 1 - beta1^t,
     /// `sqrt_bc2` = sqrt(1 - beta2^t).
@@ -801,6 +876,55 @@ impl GruCubeKernels for Cube {
             )
         };
         out
+    }
+
+    fn split_packed(
+        p: CubeTensor,
+        at: [usize; 7],
+        parts: usize,
+    ) -> (CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor) {
+        let p = into_contiguous(p);
+        let [r, _, plen] = dims3(&p);
+        assert!(parts <= 6 && at[parts] <= plen, "a split of {parts} parts past the packed row");
+        // Placeholder parts have empty ranges at the end.
+        let mut at = at;
+        for i in parts + 1..7 {
+            at[i] = at[parts];
+        }
+        let outs: [CubeTensor; 6] =
+            std::array::from_fn(
+                |i| if i < parts { empty(&p, [r, 1, at[i + 1] - at[i]]) } else { empty(&p, [1, 1, 1]) },
+            );
+        let width = at[6] - at[0];
+        let (count, dim) = elementwise(&p, r * width);
+        let client = p.client.clone();
+        // SAFETY: a unit reads value at[0] + i of its run's row (within P, checked above) and
+        // writes it to the part whose range holds it, each sized here for its range.
+        unsafe {
+            split_packed_kernel::launch_unchecked(
+                &client,
+                count,
+                dim,
+                p.into_tensor_arg(),
+                outs[0].clone().into_tensor_arg(),
+                outs[1].clone().into_tensor_arg(),
+                outs[2].clone().into_tensor_arg(),
+                outs[3].clone().into_tensor_arg(),
+                outs[4].clone().into_tensor_arg(),
+                outs[5].clone().into_tensor_arg(),
+                at[0] as u32,
+                at[1] as u32,
+                at[2] as u32,
+                at[3] as u32,
+                at[4] as u32,
+                at[5] as u32,
+                at[6] as u32,
+                plen as u32,
+                r as u32,
+            )
+        };
+        let [a, b, c, d, e, g] = outs;
+        (a, b, c, d, e, g)
     }
 
     fn gru_step_vjp_packed(
@@ -862,6 +986,7 @@ impl GruCubeKernels for Cube {
                 f as u32,
                 hid as u32,
                 o as u32,
+                1u32,
             )
         };
         (dh_prev, g_out)
@@ -883,9 +1008,15 @@ impl GruCubeKernels for Cube {
         let [p, g, m, v, loss, lr] = [p, g, m, v, loss, lr].map(into_contiguous);
         let [p, m, v, lr] = [p, m, v, lr].map(own);
         let [r, _, plen] = dims3(&p);
-        for t in [&g, &m, &v] {
+        for t in [&m, &v] {
             assert_eq!(dims3(t), [r, 1, plen], "packed optimizer tensors of another shape");
         }
+        // The gradient may carry its pass's loss after the P values (the VJP's layout).
+        let gstride = dims3(&g)[2];
+        assert!(
+            dims3(&g)[..2] == [r, 1] && (gstride == plen || gstride == plen + 1),
+            "a packed gradient of another shape"
+        );
         let norms = empty(&p, [r, 1, 1]);
         let client = p.client.clone();
         let units = 256u32;
@@ -905,6 +1036,7 @@ impl GruCubeKernels for Cube {
                 lr.clone().into_tensor_arg(),
                 norms.clone().into_tensor_arg(),
                 plen as u32,
+                gstride as u32,
                 BETA1 as f32,
                 (1.0 - BETA1) as f32,
                 BETA2 as f32,
@@ -948,6 +1080,25 @@ pub fn adam_packed(
 /// The runtime-dispatched backend the tensor API runs on.
 type D = burn::backend::Dispatch;
 
+/// Packed rows `[R, 1, P]` as tensors of `shapes` (`[R, a, b]`, their values in order), six
+/// per launch.
+pub fn split_packed(p: BTensor<3>, shapes: &[[usize; 3]]) -> Vec<BTensor<3>> {
+    let mut out = Vec::with_capacity(shapes.len());
+    let mut start = 0;
+    for group in shapes.chunks(6) {
+        let mut at = [start; 7];
+        for (i, &[_, a, b]) in group.iter().enumerate() {
+            at[i + 1] = at[i] + a * b;
+        }
+        let (a, b, c, d, e, g) = <D as GruCubeKernels>::split_packed(p.clone().into_dispatch(), at, group.len());
+        for (part, &[r, a, b]) in [a, b, c, d, e, g].into_iter().zip(group) {
+            out.push(BTensor::<3>::from_dispatch(part).reshape([r, a, b]));
+        }
+        start = at[group.len()];
+    }
+    out
+}
+
 /// The GRU's six parameters packed into `[R, 1, P]` (see [`PackedLayout`]).
 pub fn gru_pack(p: &[BTensor<3>]) -> BTensor<3> {
     let d = |i: usize| p[i].clone().into_dispatch();
@@ -974,16 +1125,4 @@ pub fn gru_step_vjp_packed(
         g.into_dispatch(),
     );
     (BTensor::from_dispatch(dh_prev), BTensor::from_dispatch(g))
-}
-
-/// A packed `[R, 1, P]` gradient split into the six parameter tensors, shaped `[R, a, b]`
-/// after `shapes`.
-pub fn unpack(g: BTensor<3>, layout: PackedLayout, shapes: &[[usize; 2]]) -> Vec<BTensor<3>> {
-    let r = g.dims()[0];
-    let off = layout.offsets();
-    shapes
-        .iter()
-        .enumerate()
-        .map(|(i, &[a, b])| g.clone().narrow(2, off[i], off[i + 1] - off[i]).reshape([r, a, b]))
-        .collect()
 }

@@ -382,7 +382,8 @@ pub trait GruSequenceKernels: burn::backend::Backend {
 
     /// The backward pass from that store with targets `y` `[T, R, N, O]`, the loss
     /// `scale * sum (p - y)^2` at every step and `iters` reversal iterations (0: every state
-    /// is a checkpoint): the packed gradient `g` `[R, 1, P + 1]` plus this pass's.
+    /// is a checkpoint): the packed gradient `[R, 1, P + 1]`, its last value per run the
+    /// summed squared error.
     #[allow(clippy::too_many_arguments)]
     fn gru_seq_vjp(
         pk: FloatTensor<Self>,
@@ -392,7 +393,6 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         ks: FloatTensor<Self>,
         scale: f32,
         iters: usize,
-        g: FloatTensor<Self>,
     ) -> FloatTensor<Self>;
 }
 
@@ -441,19 +441,19 @@ impl GruSequenceKernels for Cube {
         ks: CubeTensor,
         scale: f32,
         iters: usize,
-        g: CubeTensor,
     ) -> CubeTensor {
-        let [pk, store, x, y, ks, g] = [pk, store, x, y, ks, g].map(into_contiguous);
+        let [pk, store, x, y, ks] = [pk, store, x, y, ks].map(into_contiguous);
         let [t, r, n, f] = dims4(&x);
         let o = dims4(&y)[3];
         let [_, sn, hid] = dims3(&store);
         let slots = sn / n;
-        let plen = dims3(&g)[2];
+        let plen = dims3(&pk)[2] + 1;
         let s_len = scratch_len(hid, f, o);
         let len = chunk_len(t, r, n, s_len);
         let carry = empty(&x, [r, n, 2 * hid]);
         let client = x.client.clone();
-        let mut g = g;
+        // The first chunk's reduction starts the gradient (its `g_in`, pk, is not read).
+        let mut g: Option<CubeTensor> = None;
         let mut hi = t;
         while hi > 0 {
             let this = len.min(hi);
@@ -485,28 +485,31 @@ impl GruSequenceKernels for Cube {
                     iters as u32,
                 )
             };
-            let g_out = empty(&g, [r, 1, plen]);
-            let (count, dim) = elementwise(&g, r * plen);
+            let g_out = empty(&pk, [r, 1, plen]);
+            let (count, dim) = elementwise(&pk, r * plen);
+            let add = u32::from(g.is_some());
             // SAFETY: as `gru_step_vjp_packed`'s weight kernel: its scratch rows are this
-            // chunk's (step, row) pairs, `this * n` per run.
+            // chunk's (step, row) pairs, `this * n` per run; the first chunk's `g_in` (pk, one
+            // value shorter per run) is not read (`add` 0).
             unsafe {
                 gru_vjp_weights_kernel::launch_unchecked(
                     &client,
                     count,
                     dim,
-                    g.into_tensor_arg(),
+                    g.unwrap_or_else(|| pk.clone()).into_tensor_arg(),
                     scratch.into_tensor_arg(),
                     g_out.clone().into_tensor_arg(),
                     (this * n) as u32,
                     f as u32,
                     hid as u32,
                     o as u32,
+                    add,
                 )
             };
-            g = g_out;
+            g = Some(g_out);
             hi -= this;
         }
-        g
+        g.expect("T >= 1: one chunk at least")
     }
 }
 
@@ -516,7 +519,7 @@ type D = burn::backend::Dispatch;
 /// The whole pass on tensors: packed parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`,
 /// targets `y` `[T, R, N, O]`, run r checkpointing every `ks[r]`-th state (`slots`: the most
 /// checkpoints any run keeps) and rebuilding the others by `iters` reversal iterations.
-/// Returns `g` plus the pass's packed gradient and summed squared error (the layout of
+/// Returns the pass's packed gradient and summed squared error (the layout of
 /// [`GruCubeKernels::gru_step_vjp_packed`](super::cube_kernels::GruCubeKernels::gru_step_vjp_packed)).
 #[allow(clippy::too_many_arguments)]
 pub fn gru_sequence_pass(
@@ -527,7 +530,6 @@ pub fn gru_sequence_pass(
     hid: usize,
     scale: f32,
     iters: usize,
-    g: BTensor<3>,
 ) -> BTensor<3> {
     let o = y.dims()[3];
     let ks: Vec<f32> = ks.iter().map(|&k| k as f32).collect();
@@ -548,6 +550,5 @@ pub fn gru_sequence_pass(
         ks,
         scale,
         iters,
-        g.into_dispatch(),
     ))
 }

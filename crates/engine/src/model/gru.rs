@@ -6,7 +6,7 @@
 #[cfg(feature = "cube")]
 use super::cube_kernels;
 use super::gru_params::GruParam;
-use super::{Grads, RecurrentModel, StepLoss, VjpStep, kernels};
+use super::{Gradient, Grads, RecurrentModel, StepLoss, VjpStep, kernels};
 use burn::tensor::{Tensor, activation::sigmoid};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -224,7 +224,7 @@ impl RecurrentModel for Gru {
         ks: &[usize],
         slots: usize,
         iters: usize,
-    ) -> Option<(Vec<Tensor<3>>, Tensor<3>)> {
+    ) -> Option<(Gradient, Tensor<3>)> {
         let device = p[0].device();
         if seq.task != Task::Regression || !self.on_gpu_vjp(&device) {
             return None;
@@ -240,7 +240,6 @@ impl RecurrentModel for Gru {
         let rebuilt: usize = ks.iter().map(|&k| (0..t).filter(|s| s % k != 0).count()).sum();
         super::evals::reversal(rebuilt * iters);
         let params = cube_kernels::gru_pack(p);
-        let zero = Tensor::zeros([r, 1, self.packed().grad_len()], &device);
         let grad = super::cube_sequence::gru_sequence_pass(
             params.clone(),
             (seq.x, seq.y),
@@ -249,9 +248,9 @@ impl RecurrentModel for Gru {
             self.hidden,
             seq.scale,
             iters,
-            zero,
         );
-        Some(self.grads_of(Grads::Packed { grad, params }, Tensor::zeros([r, 1, 1], &device)))
+        let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
+        Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
     }
 
     fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, step: &StepLoss, loss: Tensor<3>) -> Tensor<3> {
@@ -278,15 +277,14 @@ impl RecurrentModel for Gru {
         Grads::PerParam(super::zeros_like_each(p))
     }
 
-    fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
+    fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Gradient, Tensor<3>) {
         match acc {
-            Grads::PerParam(g) => (g, loss),
+            Grads::PerParam(g) => (Gradient::per_param(g), loss),
             // [packed gradient | summed squared error] per run (the forward added nothing).
             #[cfg(feature = "cube")]
-            Grads::Packed { grad, .. } => {
-                let layout = self.packed();
-                let sse = grad.clone().narrow(2, layout.n_params(), 1);
-                (cube_kernels::unpack(grad, layout, &self.param_shapes()), sse)
+            Grads::Packed { grad, params } => {
+                let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
+                (Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse)
             }
             #[cfg(not(feature = "cube"))]
             Grads::Packed { .. } => unreachable!("a build without the GPU kernels packs nothing"),

@@ -98,9 +98,9 @@ pub trait RecurrentModel: Send + Sync {
     /// and the pass's summed loss `[R, 1, 1]`: `loss`, what [`add_loss`](Self::add_loss)
     /// summed in the forward pass, unless the backward pass summed it itself (the packed
     /// layout).
-    fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Vec<Tensor<3>>, Tensor<3>) {
+    fn grads_of(&self, acc: Grads, loss: Tensor<3>) -> (Gradient, Tensor<3>) {
         match acc {
-            Grads::PerParam(g) => (g, loss),
+            Grads::PerParam(g) => (Gradient::per_param(g), loss),
             Grads::Packed { .. } => unreachable!("only a model that packs its gradient makes a packed one"),
         }
     }
@@ -122,7 +122,7 @@ pub trait RecurrentModel: Send + Sync {
         _ks: &[usize],
         _slots: usize,
         _iters: usize,
-    ) -> Option<(Vec<Tensor<3>>, Tensor<3>)> {
+    ) -> Option<(Gradient, Tensor<3>)> {
         None
     }
     /// Bits per unit per step of the information buffer that makes the model's reversal
@@ -169,6 +169,97 @@ pub struct VjpStep {
     pub loss: StepLoss,
     /// The gradient flowing into h_t from the later steps.
     pub dh: Tensor<3>,
+}
+
+/// A pass's parameter gradients: one tensor per parameter (in [`Params`] order), or, from
+/// the GRU's GPU kernels, the packed layout they accumulate, split per parameter only where
+/// the tensors are read (a fused optimizer step takes the packed layout as it is: splitting
+/// and packing again cost a dispatch per parameter each).
+pub struct Gradient {
+    split: std::cell::OnceCell<Vec<Tensor<3>>>,
+    packed: Option<Packed>,
+}
+
+/// The GPU kernels' layout of a gradient (`cube_kernels::PackedLayout`: every parameter's
+/// values of a run in one row, in [`Params`] order, each row-major).
+pub struct Packed {
+    /// `[R, 1, P + 1]`: the gradient, then the pass's summed squared error.
+    pub grad: Tensor<3>,
+    /// `[R, 1, P]`: the parameters the pass differentiated, packed.
+    pub params: Tensor<3>,
+    /// Each parameter's per-run `[rows, cols]`.
+    pub shapes: Vec<[usize; 2]>,
+}
+
+impl Gradient {
+    /// One tensor per parameter.
+    pub fn per_param(g: Vec<Tensor<3>>) -> Gradient {
+        Gradient { split: std::cell::OnceCell::from(g), packed: None }
+    }
+
+    /// A packed gradient.
+    pub fn packed(p: Packed) -> Gradient {
+        Gradient { split: std::cell::OnceCell::new(), packed: Some(p) }
+    }
+
+    /// The packed layout, if the pass made one; else the tensors per parameter.
+    pub fn into_packed(self) -> Result<Packed, Vec<Tensor<3>>> {
+        match self.packed {
+            Some(p) => Ok(p),
+            None => Err(self.split.into_inner().expect("a gradient per parameter")),
+        }
+    }
+
+    /// One tensor per parameter, `[R, rows, cols]`.
+    pub fn into_vec(mut self) -> Vec<Tensor<3>> {
+        self.split();
+        self.split.take().expect("split above")
+    }
+
+    fn split(&self) -> &Vec<Tensor<3>> {
+        self.split.get_or_init(|| {
+            let p = self.packed.as_ref().expect("a gradient is split or packed");
+            let r = p.grad.dims()[0];
+            let mut at = 0;
+            p.shapes
+                .iter()
+                .map(|&[a, b]| {
+                    let t = p.grad.clone().narrow(2, at, a * b).reshape([r, a, b]);
+                    at += a * b;
+                    t
+                })
+                .collect()
+        })
+    }
+}
+
+impl std::ops::Deref for Gradient {
+    type Target = Vec<Tensor<3>>;
+    fn deref(&self) -> &Vec<Tensor<3>> {
+        self.split()
+    }
+}
+
+impl FromIterator<Tensor<3>> for Gradient {
+    fn from_iter<I: IntoIterator<Item = Tensor<3>>>(it: I) -> Self {
+        Gradient::per_param(it.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Gradient {
+    type Item = &'a Tensor<3>;
+    type IntoIter = std::slice::Iter<'a, Tensor<3>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.split().iter()
+    }
+}
+
+impl IntoIterator for Gradient {
+    type Item = Tensor<3>;
+    type IntoIter = std::vec::IntoIter<Tensor<3>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_vec().into_iter()
+    }
 }
 
 /// A minibatch whole, for [`RecurrentModel::whole_pass`].

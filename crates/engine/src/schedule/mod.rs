@@ -14,15 +14,15 @@ pub mod revolve;
 pub mod whole;
 
 use crate::batch::Batch;
-use crate::model::RecurrentModel;
 use crate::model::evals::Evals;
+use crate::model::{Gradient, RecurrentModel};
 use burn::tensor::Tensor;
 pub use rdbench_core::records::ScheduleKind;
 
 /// Gradients and per-run loss of one minibatch: what a schedule gives training.
 pub struct GradOut {
     /// One gradient per parameter, `[R, ..]`, on the parameters' (non-autodiff) device.
-    pub grads: Vec<Tensor<3>>,
+    pub grads: Gradient,
     /// Per-run training loss (the track's: MSE or mean cross-entropy), `[R]`.
     pub loss: Tensor<1>,
 }
@@ -96,7 +96,7 @@ impl Counts {
 /// A schedule's pass over a population: the gradient, the loss, and each run's counts.
 pub struct Pass {
     /// One gradient per parameter, `[R, ..]`.
-    pub grads: Vec<Tensor<3>>,
+    pub grads: Gradient,
     /// Per-run loss `[R]`, when the pass evaluated every step's loss term (the schedules that
     /// stop their first forward sweep early never see the last steps' predictions outside
     /// their VJPs).

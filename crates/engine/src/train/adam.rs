@@ -97,7 +97,7 @@ impl Adam {
     pub fn fused_step(
         &mut self,
         params: Vec<Tensor<3>>,
-        grads: Vec<Tensor<3>>,
+        grads: crate::model::Gradient,
         loss: Tensor<1>,
     ) -> (Vec<Tensor<3>>, Tensor<1>) {
         let (m, v) = self.packed.take().expect("a fused optimizer");
@@ -108,9 +108,15 @@ impl Adam {
         let shapes: Vec<[usize; 3]> = params.iter().map(|p| p.dims()).collect();
         // Taken, not cloned: the kernel writes the lr in place (a shared buffer is copied).
         let lr = std::mem::replace(&mut self.lr, Tensor::empty([1, 1, 1], &loss.device()));
+        // A pass that packed its gradient packed the parameters it differentiated too: both
+        // are taken as they are (the gradient's last value per run, its loss, is skipped).
+        let (p, g) = match grads.into_packed() {
+            Ok(packed) => (packed.params, packed.grad),
+            Err(grads) => (pack(&params), pack(&grads)),
+        };
         let [p, m, v, lr, norms] = crate::model::cube_kernels::adam_packed(
-            pack(&params),
-            pack(&grads),
+            p,
+            g,
             m,
             v,
             loss.reshape([r, 1, 1]),
@@ -121,7 +127,7 @@ impl Adam {
         drop(params);
         self.lr = lr;
         self.packed = Some((m, v));
-        (unpack(p, &shapes), norms.reshape([r]))
+        (crate::model::cube_kernels::split_packed(p, &shapes), norms.reshape([r]))
     }
 
     /// One Adam step; returns the updated parameters.

@@ -209,11 +209,12 @@ pub fn optimizer_step(params: Vec<Tensor<3>>, adam: &mut Adam, out: GradOut) -> 
         return (next, out.loss, norms);
     }
     let r = out.loss.dims()[0];
-    let norms = grad_norms(&out.grads);
+    let grads = out.grads.into_vec();
+    let norms = grad_norms(&grads);
     let bad =
         out.loss.clone().is_finite().bool_and(norms.clone().reshape([r]).is_finite()).bool_not().reshape([r, 1, 1]);
     let params: Vec<Tensor<3>> = params.into_iter().map(|p| zero_runs(p, &bad)).collect();
-    let grads: Vec<Tensor<3>> = out.grads.into_iter().map(|g| zero_runs(g, &bad)).collect();
+    let grads: Vec<Tensor<3>> = grads.into_iter().map(|g| zero_runs(g, &bad)).collect();
     adam.zero_runs(&bad);
     let kept = zero_runs(norms.clone(), &bad);
     (adam.step(params, clip(grads, kept)), out.loss, norms.reshape([r]))
