@@ -76,6 +76,10 @@ pub struct FusedCheck {
     /// Largest |fused - unfused| over both arms' gradients and losses and a 20-iteration
     /// reversal.
     pub max_abs_diff: f32,
+    /// Largest difference between a probe through the whole-sequence kernels and one stepping
+    /// through the per-step kernels: defects (one-step mean and max, chained), the gradient
+    /// cosines; infinite if a run chose another k or a figure is missing on one side only.
+    pub probe_max_abs_diff: f64,
     /// The same for a classification (the mnist1d track's shape: one input, ten classes,
     /// the cross-entropy at the last step), whose VJP takes the tensor ops on the GPU too
     /// while its step and reversal stay fused.
@@ -150,6 +154,36 @@ async fn agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f
         .await
 }
 
+/// Largest difference of a probe (the default config's settings, no frontier) through the
+/// whole-sequence kernels against one stepping through the per-step kernels.
+async fn probe_agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f64, EngineError> {
+    use crate::idea::probe::{ProbeSettings, probe};
+    let s = ProbeSettings::new(&rdbench_core::config::BenchConfig::default(), false);
+    let whole = probe(model, params, batch, &s, 0).await?;
+    let stepped = probe(&model.clone().without_whole_kernels(), params, batch, &s, 0).await?;
+    let mut worst = 0f64;
+    let mut d = |a: Option<f64>, b: Option<f64>| {
+        worst = match (a, b) {
+            (Some(a), Some(b)) => worst.max((a - b).abs()),
+            (None, None) => worst,
+            _ => f64::INFINITY,
+        }
+    };
+    for (a, b) in whole.iter().zip(&stepped) {
+        d(a.defect_mean, b.defect_mean);
+        d(a.defect_max, b.defect_max);
+        for (ca, cb) in a.chained.iter().zip(&b.chained) {
+            d(ca.defect, cb.defect);
+        }
+        d(a.grad_cos_chosen, b.grad_cos_chosen);
+        d(a.grad_cos_kmax, b.grad_cos_kmax);
+        if a.k != b.k || a.chained.len() != b.chained.len() {
+            d(Some(0.0), None);
+        }
+    }
+    Ok(worst)
+}
+
 /// Two optimizer steps on `batch`'s dense gradients, with the fused GPU step or the tensor
 /// ops: the parameters and the gradient norms. Run 0's loss is NaN at the second step, so
 /// the divergence mask is compared too (its parameters and norm come out zero and NaN).
@@ -212,6 +246,8 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
     let (c_params, _) = init_population(&classifier, &seeds, device);
     let classification_max_abs_diff = agreement(&classifier, &c_batch, &c_params).await?;
 
+    let probe_max_abs_diff = probe_agreement(&model, &batch, &params).await?;
+
     let mut figures = Vec::new();
     for (m, fused) in [(&model, true), (&reference, false)] {
         let (dd, md) = measure(m, &params, &batch, &lrs, None, steps, fused).await?;
@@ -220,7 +256,16 @@ pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Re
     }
     let unfused = figures.pop().expect("two paths");
     let fused = figures.pop().expect("two paths");
-    Ok(FusedCheck { population, k: K, steps, fused, unfused, max_abs_diff, classification_max_abs_diff })
+    Ok(FusedCheck {
+        population,
+        k: K,
+        steps,
+        fused,
+        unfused,
+        max_abs_diff,
+        probe_max_abs_diff,
+        classification_max_abs_diff,
+    })
 }
 
 /// Rows per run of the many-row reversal in [`large_population_check`]: at 40 runs more

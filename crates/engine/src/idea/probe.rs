@@ -66,6 +66,28 @@ pub fn grad_dot_sums(a: &[Tensor<3>], b: &[Tensor<3>]) -> Tensor<2> {
     Tensor::cat(cols, 1)
 }
 
+/// [`grad_dot_sums`] of two packed gradients `[R, 1, >= P]` (the GPU kernels' layout, the
+/// parameters' values of `shapes` in order) in a few launches where the per-parameter
+/// version takes ~50: the four products side by side, each parameter's values summed by one
+/// product with a 0/1 matrix that picks them.
+pub fn grad_dot_sums_packed(a: Tensor<3>, b: Tensor<3>, shapes: &[[usize; 2]]) -> Tensor<2> {
+    let p: usize = shapes.iter().map(|[x, y]| x * y).sum();
+    let n = shapes.len();
+    let r = a.dims()[0];
+    let (a, b) = (a.narrow(2, 0, p), b.narrow(2, 0, p));
+    let d = a.clone() - b.clone();
+    let products = Tensor::cat(vec![a.clone() * b.clone(), a.square(), b.square(), d.square()], 1); // [R, 4, P]
+    let mut pick = vec![0f32; p * n];
+    let mut at = 0;
+    for (i, [x, y]) in shapes.iter().enumerate() {
+        (at..at + x * y).for_each(|q| pick[q * n + i] = 1.0);
+        at += x * y;
+    }
+    let pick = Tensor::<3>::from_data(burn::tensor::TensorData::new(pick, [1, p, n]), &products.device());
+    // [R, 4, n] -> [R, n, 4]: each parameter's four sums together, as `grad_dot_sums`.
+    products.matmul(pick).swap_dims(1, 2).reshape([r, 4 * n])
+}
+
 /// The cosine of a and b from one run's row of [`grad_dot_sums`], combined in f64.
 pub fn cosine_of_sums(row: &[f32]) -> f64 {
     let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
@@ -99,12 +121,22 @@ pub async fn probe(
     let t_len = batch.t();
     let device = params[0].device();
     let all: Vec<usize> = (0..r).collect();
-    let hs = hidden_states(model, params, batch);
+    // Every state in one tensor where the model's kernels make them so (a GPU), each step's
+    // a view of it; else stepped.
+    let x_all = batch.sequence().x;
+    let whole = model.whole_states(params, &x_all);
+    let b = batch.b;
+    let hs = match &whole {
+        Some(st) => (0..=t_len).map(|t| st.clone().narrow(1, t * b, b)).collect(),
+        None => hidden_states(model, params, batch),
+    };
 
     // One-step defects for t = 2..T, all steps at once: rebuild h_{t-1} from (h_t, x_t).
-    let h_t = Tensor::cat(hs[2..=t_len].to_vec(), 1);
+    let (h_t, truth) = match &whole {
+        Some(st) => (st.clone().narrow(1, 2 * b, (t_len - 1) * b), st.clone().narrow(1, b, (t_len - 1) * b)),
+        None => (Tensor::cat(hs[2..=t_len].to_vec(), 1), Tensor::cat(hs[1..t_len].to_vec(), 1)),
+    };
     let x_t = batch.xs_between(1, t_len);
-    let truth = Tensor::cat(hs[1..t_len].to_vec(), 1);
     let rebuilt = match model.buffer_bits() {
         // With the digits each step forgot (what its buffer would hold).
         Some(_) => {
@@ -122,7 +154,21 @@ pub async fn probe(
     let ks = chained_ks(s.k_max);
     let mut passes: Vec<Measured> = Vec::new();
     for &k in &ks {
-        if !(s.frontier || k == s.k_max) {
+        let gradient = s.frontier || k == s.k_max;
+        // The model's chain kernel, where it has one: the defect in a few launches, and the
+        // reversal pass at k (whose gradient the frontier and the k_max cosine read) apart.
+        let chained = whole.as_ref().and_then(|st| model.whole_chained_defect(params, st, &x_all, k, s.reversal_iters));
+        if let Some(defect) = chained {
+            cols.push(defect);
+            if gradient {
+                let at_k = Schedule::Reversal { k };
+                let alone = |run: usize| peak_alone(params, batch, run, |p, b| at_k.run(model, p, b, s.reversal_iters));
+                let f = || at_k.run(model, params, batch, s.reversal_iters);
+                passes.push(measure(at_k.clone(), all.clone(), &device, f, alone));
+            }
+            continue;
+        }
+        if !gradient {
             cols.push(chained_defect(model, params, batch, (k, s.reversal_iters), &hs, false).1);
             continue;
         }
@@ -204,17 +250,21 @@ pub async fn probe(
     }
     passes.insert(0, dense);
 
-    // Every pass's gradient against dense BPTT's, in one read.
+    // Every pass's gradient against dense BPTT's, in one read (packed where the passes kept
+    // the GPU kernels' layout).
     let dense_grads = &passes[0].pass.grads;
     let sums: Vec<Tensor<2>> = passes
         .iter()
-        .map(|m| {
-            let reference: Vec<Tensor<3>> = dense_grads.iter().map(|g| rows(g, &m.runs)).collect();
-            grad_dot_sums(&m.pass.grads, &reference)
+        .map(|m| match (dense_grads.as_packed(), m.pass.grads.as_packed()) {
+            (Some(d), Some(g)) => grad_dot_sums_packed(g.grad.clone(), rows(&d.grad, &m.runs), &d.shapes),
+            _ => {
+                let reference: Vec<Tensor<3>> = dense_grads.iter().map(|g| rows(g, &m.runs)).collect();
+                grad_dot_sums(&m.pass.grads, &reference)
+            }
         })
         .collect();
     let sums = read_f32(Tensor::cat(sums, 0)).await?;
-    let width = 4 * dense_grads.len();
+    let width = 4 * model.param_shapes().len();
     let mut offset = 0;
     for m in &passes {
         for (row, &run) in m.runs.iter().enumerate() {
@@ -234,4 +284,37 @@ pub async fn probe(
         offset += m.runs.len();
     }
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::{Device, Distribution};
+
+    /// The packed sums equal the per-parameter ones: same values, other layout (the packed
+    /// gradient's extra last value, its loss, is left out).
+    #[test]
+    fn packed_sums_equal_the_per_parameter_sums() {
+        let device = Device::flex();
+        let shapes = [[3, 6], [1, 6], [4, 2], [1, 1]];
+        let r = 3;
+        let u = Distribution::Uniform(-1.0, 1.0);
+        let split = |_: ()| -> Vec<Tensor<3>> {
+            shapes.iter().map(|&[a, b]| Tensor::<3>::random([r, a, b], u, &device)).collect()
+        };
+        let (a, b) = (split(()), split(()));
+        let pack = |g: &[Tensor<3>]| {
+            let mut flat: Vec<Tensor<3>> =
+                g.iter().map(|t| t.clone().reshape([r, 1, t.dims()[1] * t.dims()[2]])).collect();
+            flat.push(Tensor::<3>::random([r, 1, 1], u, &device));
+            Tensor::cat(flat, 2)
+        };
+        let read = |t: Tensor<2>| t.into_data().try_to_vec::<f32>().unwrap();
+        let want = read(grad_dot_sums(&a, &b));
+        let got = read(grad_dot_sums_packed(pack(&a), pack(&b), &shapes));
+        assert_eq!(want.len(), got.len());
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert!((w - g).abs() <= 1e-5 * w.abs().max(1.0), "value {i}: {g} against {w}");
+        }
+    }
 }

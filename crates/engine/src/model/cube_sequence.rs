@@ -65,6 +65,41 @@ fn gates_shared(
     (ar, az, gin, ghn)
 }
 
+/// One fixed-point iteration of the reversal for unit `j` (spec §5, as `gru_reverse_kernel`):
+/// the next iterate from the current one `g[g_at..]`, toward the state `h` that step made.
+#[cube]
+#[allow(clippy::too_many_arguments, clippy::manual_clamp, clippy::neg_cmp_op_on_partial_ord)]
+fn reversal_iterate(
+    pk: &Tensor<f32>,
+    base: usize,
+    x: &Tensor<f32>,
+    x_at: usize,
+    g: &Shared<[f32]>,
+    g_at: usize,
+    h: &Shared<[f32]>,
+    j: usize,
+    f: usize,
+    hid: usize,
+    od: usize,
+) -> f32 {
+    let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, g, g_at, j, f, hid, od);
+    let rg = sigmoid(ar);
+    let z = sigmoid(az);
+    let nn = tanh_f(gin + rg * ghn);
+    let mut den = z;
+    if !(z > 0.05f32) {
+        den = 0.05f32;
+    }
+    let mut v = (h[j] - (1.0f32 - z) * nn) / den;
+    if v < -1.0f32 {
+        v = -1.0f32;
+    }
+    if v > 1.0f32 {
+        v = 1.0f32;
+    }
+    v
+}
+
 /// Slot of checkpoint `s` of interval `k` in a run's store: ceil(s / k) (0, k, 2k, .. and T).
 #[cube]
 #[allow(clippy::manual_div_ceil)] // kernel code: cubecl has no div_ceil
@@ -140,14 +175,7 @@ fn gru_seq_forward_kernel(
 /// `gru_vjp_weights_kernel`. `carry` `[R, N, 2H]` holds h_t and dh_t between chunks (the
 /// first chunk starts from the store's h_T and a zero gradient).
 #[cube(launch_unchecked)]
-// Comparisons spelled as the CPU kernel's `fast_math::{at_least, clamp}` (NaN included); `%`
-// is what cubecl has.
-#[allow(
-    clippy::too_many_arguments,
-    clippy::manual_clamp,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::manual_is_multiple_of
-)]
+#[allow(clippy::too_many_arguments, clippy::manual_is_multiple_of)] // kernel code: `%` is what cubecl has
 fn gru_seq_vjp_rows_kernel(
     pk: &Tensor<f32>,
     store: &Tensor<f32>,
@@ -220,22 +248,7 @@ fn gru_seq_vjp_rows_kernel(
             let next = hd - cur;
             let mut j = UNIT_POS_X as usize;
             while j < hd {
-                let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &g, cur, j, f, hd, od);
-                let rg = sigmoid(ar);
-                let z = sigmoid(az);
-                let nn = tanh_f(gin + rg * ghn);
-                let mut den = z;
-                if !(z > 0.05f32) {
-                    den = 0.05f32;
-                }
-                let mut v = (hc[j] - (1.0f32 - z) * nn) / den;
-                if v < -1.0f32 {
-                    v = -1.0f32;
-                }
-                if v > 1.0f32 {
-                    v = 1.0f32;
-                }
-                g[next + j] = v;
+                g[next + j] = reversal_iterate(pk, base, x, x_at, &g, cur, &hc, j, f, hd, od);
                 j += step;
             }
             sync_cube();
@@ -352,6 +365,105 @@ fn gru_seq_vjp_rows_kernel(
     }
 }
 
+/// The chained defects at interval `k` (spec §5): a cube per (run, chain, row). Chain i
+/// starts from the true h_c, c = (i + 1) k, reverses k - 1 steps (`iters` iterations each,
+/// in workgroup memory) and writes the relative error ||g - h|| / (||h|| + 1e-6) of the
+/// state it reaches against the true h_{c-k+1} to `out` `[R, chains * N]`. `states` holds
+/// every state of a forward pass, `[R, (T + 1) * N, H]`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn gru_chain_kernel(
+    pk: &Tensor<f32>,
+    states: &Tensor<f32>,
+    x: &Tensor<f32>,
+    out: &mut Tensor<f32>,
+    runs: u32,
+    rows: u32,
+    f: u32,
+    chains: u32,
+    t_states: u32,
+    #[comptime] k: u32,
+    #[comptime] hid: u32,
+    #[comptime] o: u32,
+    #[comptime] iters: u32,
+    #[comptime] units: u32,
+) {
+    let (n, f, cn, t_states) = (rows as usize, f as usize, chains as usize * rows as usize, t_states as usize);
+    let nr = runs as usize * n;
+    let (hd, od, ku) = (hid as usize, o as usize, k as usize);
+    let idx = CUBE_POS;
+    let r = idx / cn;
+    let ci = (idx % cn) / n;
+    let row = idx % n;
+    let rr = r * n + row;
+    let step = CUBE_DIM_X as usize;
+    let u = UNIT_POS_X as usize;
+    let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
+    let base = r * plen;
+    let c = (ci + 1) * ku;
+    let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
+    let mut hc = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut se = Shared::<[f32]>::new_slice(comptime!(units as usize));
+    let mut sh = Shared::<[f32]>::new_slice(comptime!(units as usize));
+    let mut j = u;
+    while j < hd {
+        hc[j] = states[((r * t_states + c) * n + row) * hd + j];
+        j += step;
+    }
+    sync_cube();
+    for back in 0..comptime!(k - 1) {
+        // Step t = c - back made h_t from h_{t-1} and x_{t-1}.
+        let x_at = ((c - back as usize - 1) * nr + rr) * f;
+        let mut j = u;
+        while j < hd {
+            g[j] = hc[j];
+            j += step;
+        }
+        sync_cube();
+        for it in 0..iters {
+            let cur = (it % 2) as usize * hd;
+            let next = hd - cur;
+            let mut j = u;
+            while j < hd {
+                g[next + j] = reversal_iterate(pk, base, x, x_at, &g, cur, &hc, j, f, hd, od);
+                j += step;
+            }
+            sync_cube();
+        }
+        let last = (iters % 2) as usize * hd;
+        let mut j = u;
+        while j < hd {
+            hc[j] = g[last + j];
+            j += step;
+        }
+        sync_cube();
+    }
+    // ||g - h||^2 and ||h||^2: each unit's strided share, then unit 0 over the shares in order.
+    let truth = ((r * t_states + c + 1 - ku) * n + row) * hd;
+    let mut e = 0.0f32;
+    let mut hh = 0.0f32;
+    let mut j = u;
+    while j < hd {
+        let h = states[truth + j];
+        let d = hc[j] - h;
+        e += d * d;
+        hh += h * h;
+        j += step;
+    }
+    se[u] = e;
+    sh[u] = hh;
+    sync_cube();
+    if u == 0 {
+        let mut e = 0.0f32;
+        let mut hh = 0.0f32;
+        for q in 0..comptime!(units as usize) {
+            e += se[q];
+            hh += sh[q];
+        }
+        out[idx] = e.sqrt() / (hh.sqrt() + 1e-6f32);
+    }
+}
+
 /// Bytes one chunk's scratch may take: under WebGPU's default storage-binding limit
 /// (128 MiB), with room for the store beside it.
 const SCRATCH_BYTES: usize = 64 << 20;
@@ -378,6 +490,18 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         hid: usize,
         o: usize,
         slots: usize,
+    ) -> FloatTensor<Self>;
+
+    /// The chained defects at interval `k` from `states` `[R, (T + 1) * N, H]` (every
+    /// state of a forward pass: the store at every k = 1), inputs `x` `[T, R, N, F]`:
+    /// `[R, chains * N]` relative errors, chains = floor(T / k) (k >= 2).
+    fn gru_chains(
+        pk: FloatTensor<Self>,
+        states: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        k: usize,
+        iters: usize,
+        o: usize,
     ) -> FloatTensor<Self>;
 
     /// The backward pass from that store with targets `y` `[T, R, N, O]`, the loss
@@ -431,6 +555,41 @@ impl GruSequenceKernels for Cube {
             )
         };
         store
+    }
+
+    fn gru_chains(pk: CubeTensor, states: CubeTensor, x: CubeTensor, k: usize, iters: usize, o: usize) -> CubeTensor {
+        let [pk, states, x] = [pk, states, x].map(into_contiguous);
+        let [t, r, n, f] = dims4(&x);
+        let [_, _, hid] = dims3(&states);
+        let chains = t / k;
+        assert!(k >= 2 && chains >= 1, "chains of interval {k} over {t} steps");
+        let out = empty(&x, [r, 1, chains * n]);
+        let units = row_units(hid);
+        let client = x.client.clone();
+        // SAFETY: a cube reads states c and c - k + 1 (c <= T) of its run and row, the inputs
+        // of steps within T, and writes its own value of `out`, sized here.
+        unsafe {
+            gru_chain_kernel::launch_unchecked(
+                &client,
+                per_row(r, chains * n),
+                CubeDim::new_1d(units),
+                pk.into_tensor_arg(),
+                states.into_tensor_arg(),
+                x.into_tensor_arg(),
+                out.clone().into_tensor_arg(),
+                r as u32,
+                n as u32,
+                f as u32,
+                chains as u32,
+                (t + 1) as u32,
+                k as u32,
+                hid as u32,
+                o as u32,
+                iters as u32,
+                units,
+            )
+        };
+        out
     }
 
     fn gru_seq_vjp(
@@ -551,4 +710,40 @@ pub fn gru_sequence_pass(
         scale,
         iters,
     ))
+}
+
+/// Every state h_0..h_T of a forward pass, `[R, (T + 1) * N, H]` (time-major per run), in one
+/// launch (the store at every k = 1).
+pub fn gru_states(pk: BTensor<3>, x: BTensor<4>, hid: usize, o: usize) -> BTensor<3> {
+    let [t, r, _, _] = x.dims();
+    let ones = BTensor::<1>::from_data(TensorData::new(vec![1.0f32; r], [r]), &x.device()).into_dispatch();
+    BTensor::from_dispatch(<D as GruSequenceKernels>::gru_seq_forward(
+        pk.into_dispatch(),
+        x.into_dispatch(),
+        ones,
+        hid,
+        o,
+        t + 1,
+    ))
+}
+
+/// The chained defects at interval `k` (see [`GruSequenceKernels::gru_chains`]): each run's
+/// mean over its chains and rows, `[R, 1]`.
+pub fn gru_chained_defect(
+    pk: BTensor<3>,
+    states: BTensor<3>,
+    x: BTensor<4>,
+    (k, iters): (usize, usize),
+    o: usize,
+) -> BTensor<2> {
+    let r = x.dims()[1];
+    let rel: BTensor<3> = BTensor::from_dispatch(<D as GruSequenceKernels>::gru_chains(
+        pk.into_dispatch(),
+        states.into_dispatch(),
+        x.into_dispatch(),
+        k,
+        iters,
+        o,
+    ));
+    rel.mean_dim(2).reshape([r, 1])
 }

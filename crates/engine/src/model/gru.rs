@@ -21,6 +21,11 @@ pub struct Gru {
     /// Whether a pass on a GPU takes the fused cubecl kernels; off, it takes the tensor ops
     /// every backend has (the reference `fused_check` measures the kernels against).
     gpu_kernels: bool,
+    /// Whether, with the GPU kernels, a whole pass (training pass, every state, chained
+    /// defects) takes the whole-sequence kernels; off, it steps through the per-step kernels
+    /// (the reference `fused_check` measures the whole-sequence kernels against).
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))]
+    whole_kernels: bool,
     /// The loss its readout trains on: the GPU's fused VJP takes a regression's only.
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
     task: Task,
@@ -82,7 +87,7 @@ impl Gru {
 
     /// A GRU with `input` features, `hidden` units and `output` predicted features.
     pub fn new(input: usize, hidden: usize, output: usize) -> Self {
-        Gru { input, hidden, output, gpu_kernels: true, task: Task::Regression }
+        Gru { input, hidden, output, gpu_kernels: true, whole_kernels: true, task: Task::Regression }
     }
 
     /// The same GRU trained on `task`'s loss.
@@ -94,6 +99,18 @@ impl Gru {
     /// whose fused kernels stay).
     pub fn without_gpu_kernels(self) -> Self {
         Gru { gpu_kernels: false, ..self }
+    }
+
+    /// The same GRU stepping through its per-step GPU kernels where it would take the
+    /// whole-sequence ones.
+    pub fn without_whole_kernels(self) -> Self {
+        Gru { whole_kernels: false, ..self }
+    }
+
+    /// Whether a whole pass on `device` takes the whole-sequence GPU kernels.
+    #[cfg(feature = "cube")]
+    fn on_whole_kernels(&self, device: &burn::tensor::Device) -> bool {
+        self.whole_kernels && self.on_gpu_kernels(device)
     }
 
     /// Whether a pass on `device` takes the fused GPU kernels.
@@ -226,7 +243,7 @@ impl RecurrentModel for Gru {
         iters: usize,
     ) -> Option<(Gradient, Tensor<3>)> {
         let device = p[0].device();
-        if seq.task != Task::Regression || !self.on_gpu_vjp(&device) {
+        if seq.task != Task::Regression || !self.on_gpu_vjp(&device) || !self.whole_kernels {
             return None;
         }
         let [r, _, _] = p[0].dims();
@@ -251,6 +268,38 @@ impl RecurrentModel for Gru {
         );
         let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
         Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_states(&self, p: &[Tensor<3>], x: &Tensor<4>) -> Option<Tensor<3>> {
+        if !self.on_whole_kernels(&p[0].device()) {
+            return None;
+        }
+        let [t, r, _, _] = x.dims();
+        super::evals::forward(r * t);
+        Some(super::cube_sequence::gru_states(cube_kernels::gru_pack(p), x.clone(), self.hidden, self.output))
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_chained_defect(
+        &self,
+        p: &[Tensor<3>],
+        states: &Tensor<3>,
+        x: &Tensor<4>,
+        k: usize,
+        iters: usize,
+    ) -> Option<Tensor<2>> {
+        if !self.on_whole_kernels(&p[0].device()) {
+            return None;
+        }
+        let [t, r, _, _] = x.dims();
+        // No chain fits (k > T): no defect, as the stepping probe finds none.
+        if k < 2 || t / k == 0 {
+            return Some(Tensor::zeros([r, 1], &p[0].device()));
+        }
+        super::evals::reversal(r * (t / k) * (k - 1) * iters);
+        let pk = cube_kernels::gru_pack(p);
+        Some(super::cube_sequence::gru_chained_defect(pk, states.clone(), x.clone(), (k, iters), self.output))
     }
 
     fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, step: &StepLoss, loss: Tensor<3>) -> Tensor<3> {

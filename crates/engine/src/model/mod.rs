@@ -125,6 +125,26 @@ pub trait RecurrentModel: Send + Sync {
     ) -> Option<(Gradient, Tensor<3>)> {
         None
     }
+    /// Every state h_0..h_T of a forward pass over inputs `x` `[T, R, B, F]`, as one
+    /// `[R, (T + 1) * B, H]` tensor (time-major per run), in a few launches where the model
+    /// has a kernel for it on this device; None elsewhere (the probe then steps).
+    fn whole_states(&self, _p: &[Tensor<3>], _x: &Tensor<4>) -> Option<Tensor<3>> {
+        None
+    }
+    /// Each run's chained defect at interval `k` (spec §5), `[R, 1]`, from `states`
+    /// ([`whole_states`](Self::whole_states)' layout) and inputs `x`, in a few launches where
+    /// the model has a kernel for it on this device; None elsewhere (the probe then walks a
+    /// reversal pass and observes its chains).
+    fn whole_chained_defect(
+        &self,
+        _p: &[Tensor<3>],
+        _states: &Tensor<3>,
+        _x: &Tensor<4>,
+        _k: usize,
+        _iters: usize,
+    ) -> Option<Tensor<2>> {
+        None
+    }
     /// Bits per unit per step of the information buffer that makes the model's reversal
     /// exact (rev_gru: its forgetting cap), or None for a model whose reversal needs none.
     /// A model with a buffer implements [`step_forgetting`](Self::step_forgetting) and
@@ -208,6 +228,11 @@ impl Gradient {
             Some(p) => Ok(p),
             None => Err(self.split.into_inner().expect("a gradient per parameter")),
         }
+    }
+
+    /// The packed layout, if the pass made one.
+    pub fn as_packed(&self) -> Option<&Packed> {
+        self.packed.as_ref()
     }
 
     /// One tensor per parameter, `[R, rows, cols]`.
