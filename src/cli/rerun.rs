@@ -127,8 +127,7 @@ fn estimate(groups: &[Group]) -> Option<(f64, u64)> {
     let (mut seconds, mut units) = (0.0, 0u64);
     for g in groups {
         let threads = g.backend.threads.max(1);
-        let cal =
-            futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(&g.cfg, &g.backend, threads));
+        let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&g.cfg, &g.backend, threads));
         let cal = cal.map_err(|e| eprintln!("no time estimate: {e}")).ok()?;
         let mut kinds: Vec<((rdbench_core::records::Phase, rdbench_core::records::Arm), usize)> = Vec::new();
         for (s, _, _) in &g.runs {

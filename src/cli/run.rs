@@ -112,7 +112,7 @@ fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: 
         return None;
     }
     let workers = backend.threads.max(1);
-    let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(cfg, backend, workers));
+    let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(cfg, backend, workers));
     let cal = match cal {
         Ok(c) => c,
         Err(e) => {

@@ -341,11 +341,8 @@ fn protocol_and_runs(
             let cfg = BenchConfig { track: t.name.into(), ..BenchConfig::default() };
             outln!("\nthe default protocol (spec defaults) on {}, {} thread(s)", t.name, backend.threads);
             // What `auto` and the page's estimate measure, checked against the real wall time.
-            let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_default(
-                &cfg,
-                backend,
-                backend.threads,
-            ));
+            let cal =
+                futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&cfg, backend, backend.threads));
             let work = rdbench_engine::work::BenchWork::of(&cfg).total();
             if let Ok(c) = &cal {
                 let s = |u: u64, ms: f64| u as f64 * ms / c.workers as f64 / 1000.0;

@@ -128,6 +128,17 @@ pub async fn calibrate_default(
     calibrate(cfg, backend, 4, 3 * STEPS_PER_TRIAL, Duration::from_millis(600), workers).await
 }
 
+/// The calibration a bench's estimate takes on `backend`: on a GPU the per-population fit
+/// ([`calibrate_gpu`]; its figure is already this bench's, on one worker), elsewhere
+/// [`calibrate_default`] over `workers`.
+pub async fn calibrate_for(cfg: &BenchConfig, backend: &Backend, workers: usize) -> Result<Calibration, EngineError> {
+    if crate::model::kernels::cube_device(&backend.device) {
+        calibrate_gpu(cfg, backend).await
+    } else {
+        calibrate_default(cfg, backend, workers).await
+    }
+}
+
 /// The population sizes a GPU is calibrated at: one run and the protocol's order of size.
 pub const GPU_RUNS: [usize; 2] = [1, 8];
 
