@@ -135,6 +135,21 @@ test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal 
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
+test('WebGPU: the whole-sequence kernels equal the per-step kernels at T = 3, 80 and 1,000, in one chunk and in several', async () => {
+  // A whole training pass in a few launches (crates/engine/src/model/cube_sequence.rs) against
+  // the per-step kernels (checked against the tensor ops above): dense BPTT and the idea's pass
+  // with the runs at k 1..4, at populations 1, 8 and 40, the backward pass split in chunks
+  // where a case sets them.
+  const { page, out: cases } = await engineOnWebgpu('sequence_check', 'webgpu');
+  for (const c of cases) {
+    console.log(`    T ${c.t}, ${c.population} runs, chunks of ${c.chunk_steps ?? 'all'} steps: ` +
+      `max |whole - per-step| dense ${c.dense}, idea mixed k ${c.idea_mixed}`);
+    assert(c.dense <= 1e-4 && c.idea_mixed <= 1e-4, `T ${c.t}, ${c.population} runs: dense ${c.dense}, idea ${c.idea_mixed}`);
+  }
+  assert(cases.length === 6 && cases.some((c) => c.t === 1000) && cases.some((c) => c.population === 40), 'the cases asked for');
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+});
+
 test('WebGPU: rev_gru reverses 200 steps bit for bit and its gradient through reversal agrees with the CPU', async () => {
   // rev_gru runs in tensor ops on a GPU, whose division need not be correctly rounded: the
   // fixed-point step corrects each quotient by its remainder, so its information buffer must

@@ -338,6 +338,70 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     Ok(LargeCheck { population, dense, idea_mixed, reversal, reversal_one_run })
 }
 
+/// One case of [`sequence_check`]: the whole-sequence kernels against the per-step ones.
+#[derive(Clone, Debug, Serialize)]
+pub struct SequenceCase {
+    /// Time steps.
+    pub t: usize,
+    /// Runs.
+    pub population: usize,
+    /// Time steps per backward launch, when set below T (the chunked path).
+    pub chunk_steps: Option<usize>,
+    /// Largest |whole - per-step| of dense BPTT's gradients and losses.
+    pub dense: f32,
+    /// The same for the idea's pass, the runs at intervals 1..4 (4 - r mod 4).
+    pub idea_mixed: f32,
+}
+
+/// The whole-sequence kernels (dense and reversal passes) against the per-step kernels
+/// (themselves checked against the tensor ops above) on random data: T = 3, 80 and 1,000,
+/// populations 1, 8 and 40, the backward pass in one chunk and in several. A small GRU
+/// (hidden 8, batch 4) keeps it quick on a software adapter.
+pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, EngineError> {
+    use rand::{Rng, SeedableRng};
+    let cases: [(usize, usize, Option<usize>); 6] =
+        [(3, 8, None), (3, 1, Some(1)), (80, 8, Some(7)), (80, 40, None), (1000, 8, None), (1000, 1, Some(300))];
+    let mut out = Vec::new();
+    for (t, population, chunk_steps) in cases {
+        let mut model = Gru::new(2, 8, 2);
+        if let Some(c) = chunk_steps {
+            model = model.with_chunk_steps(c);
+        }
+        let reference = model.clone().without_whole_kernels();
+        let n = 4;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(t as u64);
+        let mut draw = |len: usize| (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<_>>();
+        let data = track::Dataset {
+            n,
+            t,
+            f_in: 2,
+            f_out: 2,
+            x: draw(n * t * 2),
+            y: draw(n * t * 2),
+            task: track::Task::Regression,
+        };
+        let batch = DeviceData::new(&data, device).all(population, n);
+        let seeds: Vec<u64> = (0..population as u64).collect();
+        let (params, _) = init_population(&model, &seeds, device);
+        let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
+        let r = population;
+        let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(&model), f(&reference));
+        let diff = |(a, b): (Vec<Tensor<3>>, Vec<Tensor<3>>)| max_diff(a.into_iter().zip(b).collect());
+        let dense = diff(both(&|m| {
+            let o = dense_grads(m, &params, &batch);
+            [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
+        }))
+        .await?;
+        let idea_mixed = diff(both(&|m| {
+            let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
+            [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
+        }))
+        .await?;
+        out.push(SequenceCase { t, population, chunk_steps, dense, idea_mixed });
+    }
+    Ok(out)
+}
+
 /// Kernel launches of the GPU path at one population size under the default config: a whole
 /// population step of each arm, from the minibatch through the optimizer, and one probe.
 #[derive(Clone, Debug, Serialize)]

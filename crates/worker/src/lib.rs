@@ -278,6 +278,18 @@ pub async fn large_population_check(kind: String, population: usize) -> Result<J
     browser::to_js(&c)
 }
 
+/// The whole-sequence kernels against the per-step kernels at T = 3, 80 and 1,000
+/// (`rdbench_engine::fused_check::sequence_check`): the largest differences, per case. A
+/// diagnostic for the browser tests.
+#[wasm_bindgen]
+pub async fn sequence_check(kind: String) -> Result<JsValue, JsValue> {
+    let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
+    let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
+    let c =
+        rdbench_engine::fused_check::sequence_check(&b.device).await.map_err(|e| JsValue::from_str(&e.to_string()))?;
+    browser::to_js(&c)
+}
+
 /// rev_gru on backend `kind` against the CPU (`rdbench_engine::rev_gru_check`): `steps`
 /// steps forward and back through its information buffer, and its gradient through
 /// reversal. A diagnostic for the browser tests.

@@ -468,7 +468,8 @@ fn gru_chain_kernel(
 /// (128 MiB), with room for the store beside it.
 const SCRATCH_BYTES: usize = 64 << 20;
 
-/// Time steps per backward chunk: all T when the scratch fits [`SCRATCH_BYTES`].
+/// Time steps per backward chunk: all T when the scratch (`s_len` values per row, see
+/// `scratch_len`) fits [`SCRATCH_BYTES`].
 pub fn chunk_len(t: usize, runs: usize, rows: usize, s_len: usize) -> usize {
     (SCRATCH_BYTES / (4 * runs * rows * s_len).max(1)).clamp(1, t.max(1))
 }
@@ -506,8 +507,8 @@ pub trait GruSequenceKernels: burn::backend::Backend {
 
     /// The backward pass from that store with targets `y` `[T, R, N, O]`, the loss
     /// `scale * sum (p - y)^2` at every step and `iters` reversal iterations (0: every state
-    /// is a checkpoint): the packed gradient `[R, 1, P + 1]`, its last value per run the
-    /// summed squared error.
+    /// is a checkpoint), `chunk` time steps per backward launch: the packed gradient
+    /// `[R, 1, P + 1]`, its last value per run the summed squared error.
     #[allow(clippy::too_many_arguments)]
     fn gru_seq_vjp(
         pk: FloatTensor<Self>,
@@ -517,6 +518,7 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         ks: FloatTensor<Self>,
         scale: f32,
         iters: usize,
+        chunk: usize,
     ) -> FloatTensor<Self>;
 }
 
@@ -600,6 +602,7 @@ impl GruSequenceKernels for Cube {
         ks: CubeTensor,
         scale: f32,
         iters: usize,
+        chunk: usize,
     ) -> CubeTensor {
         let [pk, store, x, y, ks] = [pk, store, x, y, ks].map(into_contiguous);
         let [t, r, n, f] = dims4(&x);
@@ -608,7 +611,7 @@ impl GruSequenceKernels for Cube {
         let slots = sn / n;
         let plen = dims3(&pk)[2] + 1;
         let s_len = scratch_len(hid, f, o);
-        let len = chunk_len(t, r, n, s_len);
+        let len = chunk.clamp(1, t.max(1));
         let carry = empty(&x, [r, n, 2 * hid]);
         let client = x.client.clone();
         // The first chunk's reduction starts the gradient (its `g_in`, pk, is not read).
@@ -678,6 +681,7 @@ type D = burn::backend::Dispatch;
 /// The whole pass on tensors: packed parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`,
 /// targets `y` `[T, R, N, O]`, run r checkpointing every `ks[r]`-th state (`slots`: the most
 /// checkpoints any run keeps) and rebuilding the others by `iters` reversal iterations.
+/// `chunk` time steps per backward launch (None: as many as [`SCRATCH_BYTES`] allows).
 /// Returns the pass's packed gradient and summed squared error (the layout of
 /// [`GruCubeKernels::gru_step_vjp_packed`](super::cube_kernels::GruCubeKernels::gru_step_vjp_packed)).
 #[allow(clippy::too_many_arguments)]
@@ -689,8 +693,11 @@ pub fn gru_sequence_pass(
     hid: usize,
     scale: f32,
     iters: usize,
+    chunk: Option<usize>,
 ) -> BTensor<3> {
+    let [t, r, n, f] = x.dims();
     let o = y.dims()[3];
+    let chunk = chunk.unwrap_or_else(|| chunk_len(t, r, n, scratch_len(hid, f, o)));
     let ks: Vec<f32> = ks.iter().map(|&k| k as f32).collect();
     let ks = BTensor::<1>::from_data(TensorData::new(ks.clone(), [ks.len()]), &x.device()).into_dispatch();
     let store = <D as GruSequenceKernels>::gru_seq_forward(
@@ -709,6 +716,7 @@ pub fn gru_sequence_pass(
         ks,
         scale,
         iters,
+        chunk,
     ))
 }
 

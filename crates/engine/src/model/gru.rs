@@ -26,6 +26,10 @@ pub struct Gru {
     /// (the reference `fused_check` measures the whole-sequence kernels against).
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
     whole_kernels: bool,
+    /// Time steps per backward launch of the whole-sequence kernels (None: as many as their
+    /// scratch budget allows; set to test the chunked path at small sizes).
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))]
+    chunk_steps: Option<usize>,
     /// The loss its readout trains on: the GPU's fused VJP takes a regression's only.
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
     task: Task,
@@ -87,7 +91,7 @@ impl Gru {
 
     /// A GRU with `input` features, `hidden` units and `output` predicted features.
     pub fn new(input: usize, hidden: usize, output: usize) -> Self {
-        Gru { input, hidden, output, gpu_kernels: true, whole_kernels: true, task: Task::Regression }
+        Gru { input, hidden, output, gpu_kernels: true, whole_kernels: true, chunk_steps: None, task: Task::Regression }
     }
 
     /// The same GRU trained on `task`'s loss.
@@ -105,6 +109,11 @@ impl Gru {
     /// whole-sequence ones.
     pub fn without_whole_kernels(self) -> Self {
         Gru { whole_kernels: false, ..self }
+    }
+
+    /// The same GRU with its whole-sequence backward pass in chunks of `steps` time steps.
+    pub fn with_chunk_steps(self, steps: usize) -> Self {
+        Gru { chunk_steps: Some(steps), ..self }
     }
 
     /// Whether a whole pass on `device` takes the whole-sequence GPU kernels.
@@ -265,6 +274,7 @@ impl RecurrentModel for Gru {
             self.hidden,
             seq.scale,
             iters,
+            self.chunk_steps,
         );
         let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
         Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
