@@ -309,19 +309,9 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     // iterations, as `agreement`): with few iterations and long chains the rebuilt states
     // amplify the two paths' rounding (5 iterations at k up to 8 differed by 1.7e-3).
     let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
+    let (dense, idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
     let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(&model), f(&reference));
-    let r = population;
     let diff = |(a, b): (Vec<Tensor<3>>, Vec<Tensor<3>>)| max_diff(a.into_iter().zip(b).collect());
-    let dense = diff(both(&|m| {
-        let o = dense_grads(m, &params, &batch);
-        [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
-    }))
-    .await?;
-    let idea_mixed = diff(both(&|m| {
-        let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
-        [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
-    }))
-    .await?;
     let uniform = Distribution::Uniform(-0.5, 0.5);
     // States a step made from random ones, through the tensor ops: reachable, as the
     // probe's are (a random state need not be, and its reversal amplifies rounding).
@@ -336,6 +326,22 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     let (h1, x1) = stepped(&first, ONE_RUN_ROWS);
     let reversal_one_run = diff(both(&|m| vec![m.reverse(&first, h1.clone(), x1.clone(), 2)])).await?;
     Ok(LargeCheck { population, dense, idea_mixed, reversal, reversal_one_run })
+}
+
+/// Largest |a - b| of two models' dense BPTT (gradients and loss) and of their reversal
+/// passes at intervals `ks` (20 iterations).
+async fn pass_diffs(
+    (a, b): (&Gru, &Gru),
+    params: &[Tensor<3>],
+    batch: &Batch,
+    ks: &[usize],
+) -> Result<(f32, f32), EngineError> {
+    let r = params[0].dims()[0];
+    let with_loss = |o: crate::train::GradOut| [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat();
+    let pairs = |f: &dyn Fn(&Gru) -> crate::train::GradOut| with_loss(f(a)).into_iter().zip(with_loss(f(b))).collect();
+    let dense = max_diff(pairs(&|m| dense_grads(m, params, batch))).await?;
+    let idea = max_diff(pairs(&|m| checkpointed_grads(m, params, batch, ks, 20).into_grad_out())).await?;
+    Ok((dense, idea))
 }
 
 /// One case of [`sequence_check`]: the whole-sequence kernels against the per-step ones.
@@ -384,19 +390,7 @@ pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, Engine
         let seeds: Vec<u64> = (0..population as u64).collect();
         let (params, _) = init_population(&model, &seeds, device);
         let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
-        let r = population;
-        let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(&model), f(&reference));
-        let diff = |(a, b): (Vec<Tensor<3>>, Vec<Tensor<3>>)| max_diff(a.into_iter().zip(b).collect());
-        let dense = diff(both(&|m| {
-            let o = dense_grads(m, &params, &batch);
-            [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
-        }))
-        .await?;
-        let idea_mixed = diff(both(&|m| {
-            let o = checkpointed_grads(m, &params, &batch, &ks, 20).into_grad_out();
-            [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
-        }))
-        .await?;
+        let (dense, idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
         out.push(SequenceCase { t, population, chunk_steps, dense, idea_mixed });
     }
     Ok(out)
