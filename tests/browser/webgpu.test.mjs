@@ -98,6 +98,45 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   }
 });
 
+test('WebGPU: the quick preset gives the CPU verdict and the CPU baseline runs', async () => {
+  // The whole protocol at the quick preset on this browser's WebGPU against the CPU backend.
+  // Dense BPTT is a contraction of rounding: the baseline's runs agree to ~1e-5 after every
+  // epoch. An idea run's gradient goes through up to 15 reversals per checkpoint, which
+  // amplify the backends' rounding (a 2.5% difference at k 16 over the preset's steps), and a
+  // chained defect near tau can choose another k: the idea runs are printed, not asserted.
+  const cpuPage = await openPage(browser());
+  await cpuPage.click('#preset-quick');
+  await cpuPage.selectOption('#backend', 'cpu');
+  const cpu = await runAndDownload(cpuPage, 300_000);
+  const page = await openPage(await launch(['--enable-unsafe-webgpu']));
+  await page.click('#preset-quick');
+  await page.selectOption('#backend', 'webgpu');
+  await page.click('#run');
+  // A software adapter asks first (the tiny bench test checks the question).
+  await page.waitForFunction(() => document.getElementById('confirm-run').open || window.rdbench.state.running, null, { timeout: 120_000 });
+  if (await page.evaluate(() => document.getElementById('confirm-run').open)) await page.click('#confirm-start');
+  const gpu = await runAndDownload(page, 900_000, { clicked: true });
+  const [g, c] = [gpu.report, cpu.report];
+  console.log(`    quick preset: WebGPU ${gpu.wall.toFixed(0)} s (${g.environment.adapter}), CPU ${cpu.wall.toFixed(1)} s; ` +
+    `verdicts ${g.comparison.verdict} / ${c.comparison.verdict}`);
+  assert(g.environment.backend === 'webgpu', `backend ${g.environment.backend}`);
+  assert(g.comparison.verdict === c.comparison.verdict, `verdict on WebGPU ${g.comparison.verdict}, on the CPU ${c.comparison.verdict}`);
+  const key = (r) => `${r.phase} ${r.arm} lr ${r.lr} seed ${r.seed}`;
+  const ks = (r) => (r.probes ?? []).map((p) => p.k).join('/');
+  for (const rc of c.runs) {
+    const rg = g.runs.find((r) => key(r) === key(rc));
+    assert(rg, `no WebGPU run for ${key(rc)}`);
+    const rel = Math.abs(rg.metric - rc.metric) / Math.abs(rc.metric);
+    if (rc.arm === 'baseline') {
+      assert(rel <= 1e-3, `${key(rc)}: WebGPU ${rg.metric}, CPU ${rc.metric}`);
+    } else {
+      console.log(`    ${key(rc)}: k ${ks(rg)} on WebGPU, ${ks(rc)} on the CPU; metric ${rg.metric.toExponential(4)} vs ` +
+        `${rc.metric.toExponential(4)} (${(100 * rel).toFixed(1)}%)`);
+    }
+  }
+  assert(page.errors.length === 0 && cpuPage.errors.length === 0, `page errors: ${page.errors} ${cpuPage.errors}`);
+});
+
 test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer kernels per step', async () => {
   // The engine's own check (crates/engine/src/fused_check.rs) on this browser's WebGPU device: both arms'
   // gradients and losses and a reversal, fused vs unfused, and the kernel launches of one
