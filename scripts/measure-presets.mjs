@@ -65,11 +65,15 @@ try {
       const d = await page.evaluate((p) => window.rdbenchWorker.dispatches('webgpu', p, false), pop);
       console.log(`dispatches pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
         `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}`);
+      const kernels = (list) => list.map(([k, n]) => `${k} ${n}`).join(', ');
+      console.log(`  step idea mixed by kernel: ${kernels(d.step_kernels)}`);
+      console.log(`  probe by kernel: ${kernels(d.probe_kernels)}`);
     }
     const p = await page.evaluate(() => window.rdbenchWorker.protocol_dispatches('webgpu'));
     for (const d of p.measured) {
       console.log(`  measured at pop ${d.population}: step dense ${d.step_dense}, step idea mixed ${d.step_idea_mixed}, ` +
         `probe ${d.probe}, probe with the frontier ${d.probe_frontier ?? '-'}`);
+      if (d.probe_frontier) console.log(`    the frontier's probe by kernel: ${d.probe_kernels.map(([k, n]) => `${k} ${n}`).join(', ')}`);
     }
     for (const [label, runs, steps, probes] of p.populations) {
       console.log(`  ${label}: ${runs} runs, ${steps} population steps, ${probes} probes`);

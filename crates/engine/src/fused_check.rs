@@ -18,14 +18,31 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use web_time::Instant;
 
-/// Counts every kernel launch while installed.
+/// Counts every kernel launch while installed, in all and by kernel.
 #[derive(Default)]
-struct Launches(AtomicUsize);
+struct Launches(AtomicUsize, std::sync::Mutex<std::collections::BTreeMap<&'static str, usize>>);
 
 impl LaunchObserver for Launches {
-    fn launched(&self, _kernel: &'static str) {
+    fn launched(&self, kernel: &'static str) {
         self.0.fetch_add(1, Ordering::Relaxed);
+        *self.1.lock().unwrap_or_else(|e| e.into_inner()).entry(kernel).or_default() += 1;
     }
+}
+
+impl Launches {
+    /// The launches by kernel name, most first.
+    fn by_kernel(&self) -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> =
+            self.1.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(k, &n)| (short(k), n)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+}
+
+/// A kernel's name without its module path and type parameters.
+fn short(name: &str) -> String {
+    let base = name.split('<').next().unwrap_or(name);
+    base.rsplit("::").next().unwrap_or(base).to_string()
 }
 
 /// `f`'s result and the kernel launches it issued. The observer is process-wide: nothing
@@ -38,13 +55,14 @@ pub fn count_launches<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, launches.0.load(Ordering::Relaxed))
 }
 
-/// [`count_launches`] of a future (a probe reads its defects back while it runs).
-pub async fn count_launches_async<T>(f: impl std::future::Future<Output = T>) -> (T, usize) {
+/// [`count_launches`] of a future (a probe reads its defects back while it runs), with the
+/// launches by kernel, most first.
+pub async fn count_launches_async<T>(f: impl std::future::Future<Output = T>) -> (T, usize, Vec<(String, usize)>) {
     let launches = Arc::new(Launches::default());
     let watching = LaunchObservation::new(launches.clone());
     let out = f.await;
     drop(watching);
-    (out, launches.0.load(Ordering::Relaxed))
+    (out, launches.0.load(Ordering::Relaxed), launches.by_kernel())
 }
 
 /// One path's figures for one training step of each arm.
@@ -357,6 +375,11 @@ pub struct SequenceCase {
     pub dense: f32,
     /// The same for the idea's pass, the runs at intervals 1..4 (4 - r mod 4).
     pub idea_mixed: f32,
+    /// The same for the recomputing schedules' plans run as data (fixed interval at k 3,
+    /// revolve at 2 slots) against the plans stepped.
+    pub plans: f32,
+    /// Whether those passes counted the same states and evaluations both ways.
+    pub plan_counts_agree: bool,
 }
 
 /// The whole-sequence kernels (dense and reversal passes) against the per-step kernels
@@ -391,9 +414,37 @@ pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, Engine
         let (params, _) = init_population(&model, &seeds, device);
         let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
         let (dense, idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
-        out.push(SequenceCase { t, population, chunk_steps, dense, idea_mixed });
+        let (plans, plan_counts_agree) = plan_diffs((&model, &reference), &params, &batch).await?;
+        out.push(SequenceCase { t, population, chunk_steps, dense, idea_mixed, plans, plan_counts_agree });
     }
     Ok(out)
+}
+
+/// Largest |a - b| of two models' recomputing passes (fixed interval at k 3, revolve at 2
+/// slots: gradients and loss; `a`'s both in one pass of the population repeated, and the
+/// first alone too), and whether their counts agree.
+async fn plan_diffs((a, b): (&Gru, &Gru), params: &[Tensor<3>], batch: &Batch) -> Result<(f32, bool), EngineError> {
+    use crate::schedule::{Schedule, whole::plans_at_each};
+    let r = params[0].dims()[0];
+    let (mut worst, mut agree) = (0.0f32, true);
+    let schedules = [Schedule::FixedInterval { k: 3 }, Schedule::Revolve { slots: 2 }];
+    let plans: Vec<_> = schedules.iter().map(|s| s.plan(batch.t()).expect("recomputing")).collect();
+    let together = plans_at_each(a, params, batch, &plans)
+        .ok_or(EngineError::Device("the GRU has no plan kernel on this device".into()))?;
+    let alone = schedules[0].run(a, params, batch, 0);
+    for (s, pa) in schedules.iter().chain([&schedules[0]]).zip(together.into_iter().chain([alone])) {
+        let pb = s.run(b, params, batch, 0);
+        agree &= pa.counts == pb.counts;
+        // A part of passes run as one carries no loss of its own (the one run alone does):
+        // the pairs stop at the shorter list.
+        let with_loss = |p: crate::schedule::Pass| {
+            let loss = p.loss.map(|l| l.reshape([r, 1, 1]));
+            [p.grads.into_vec(), loss.into_iter().collect()].concat()
+        };
+        let d = max_diff(with_loss(pa).into_iter().zip(with_loss(pb)).collect()).await?;
+        worst = worst.max(d);
+    }
+    Ok((worst, agree))
 }
 
 /// Kernel launches of the GPU path at one population size under the default config: a whole
@@ -412,6 +463,10 @@ pub struct Dispatches {
     pub probe: usize,
     /// A probe of the full idea runs (every schedule of the frontier too), if asked.
     pub probe_frontier: Option<usize>,
+    /// The launches of the mixed idea step by kernel, most first.
+    pub step_kernels: Vec<(String, usize)>,
+    /// The launches of the probe (the frontier's where asked) by kernel, most first.
+    pub probe_kernels: Vec<(String, usize)>,
 }
 
 /// [`Dispatches`] at `population` runs on `device`, the default config's model, data, batch
@@ -429,13 +484,16 @@ pub async fn dispatches(device: &Device, population: usize, frontier: bool) -> R
     let (params, mut rngs) = init_population(&*model, &seeds, device);
     let lrs = vec![cfg.lrs[0]; population];
     let order = epoch_order(&mut rngs, train.n, cfg.batch_size);
+    let step_kernels = std::cell::RefCell::new(Vec::new());
     let step = |grads: &dyn Fn(&Batch) -> crate::train::GradOut| {
         let mut adam = Adam::new(&params, &lrs, device);
-        let (_, n) = count_launches(|| {
-            let batch = train.batch(&order[0]);
-            optimizer_step(params.clone(), &mut adam, grads(&batch))
-        });
-        n
+        let launches = Arc::new(Launches::default());
+        let watching = LaunchObservation::new(launches.clone());
+        let batch = train.batch(&order[0]);
+        drop(optimizer_step(params.clone(), &mut adam, grads(&batch)));
+        drop(watching);
+        *step_kernels.borrow_mut() = launches.by_kernel();
+        launches.0.load(Ordering::Relaxed)
     };
     let k = cfg.k_max;
     let mixed: Vec<usize> = (0..population).map(|r| k - r % k).collect();
@@ -445,18 +503,34 @@ pub async fn dispatches(device: &Device, population: usize, frontier: bool) -> R
     let step_dense = step(&|b: &Batch| crate::train::dense::DenseRule.grads(&*model, &params, b));
     let step_idea_agreeing = idea(&vec![k; population]);
     let step_idea_mixed = idea(&mixed);
+    let step_kernels = step_kernels.into_inner();
     let probe_batch = train.all(population, PROBE_TRAJECTORIES);
     let probe_with = |frontier: bool| {
         let s = ProbeSettings::new(&cfg, frontier);
         let (model, params, batch) = (&*model, &params, &probe_batch);
         async move {
-            let (out, n) = count_launches_async(probe(model, params, batch, &s, 0)).await;
-            out.map(|_| n)
+            let (out, n, by_kernel) = count_launches_async(probe(model, params, batch, &s, 0)).await;
+            out.map(|_| (n, by_kernel))
         }
     };
-    let probe_n = probe_with(false).await?;
-    let probe_frontier = if frontier { Some(probe_with(true).await?) } else { None };
-    Ok(Dispatches { population, step_dense, step_idea_agreeing, step_idea_mixed, probe: probe_n, probe_frontier })
+    let (probe_n, mut probe_kernels) = probe_with(false).await?;
+    let probe_frontier = if frontier {
+        let (n, by_kernel) = probe_with(true).await?;
+        probe_kernels = by_kernel;
+        Some(n)
+    } else {
+        None
+    };
+    Ok(Dispatches {
+        population,
+        step_dense,
+        step_idea_agreeing,
+        step_idea_mixed,
+        probe: probe_n,
+        probe_frontier,
+        step_kernels,
+        probe_kernels,
+    })
 }
 
 /// The default protocol's dispatches: each (phase, arm) population's runs, steps and probes

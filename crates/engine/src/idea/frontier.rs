@@ -8,6 +8,8 @@ use crate::batch::{Batch, rows};
 use crate::memory::{metered, thread_peak_during};
 use crate::model::RecurrentModel;
 use crate::model::kernels::cube_device;
+use crate::schedule::plan::Action;
+use crate::schedule::whole::plans_at_each;
 use crate::schedule::{Pass, Schedule};
 use burn::tensor::Tensor;
 use rdbench_core::frontier::{budget_of_interval, grid, slots_for_budget};
@@ -120,11 +122,21 @@ pub fn exact_passes(
     let g = grid(t, k_max);
     let all: Vec<usize> = (0..r).collect();
     let mut out = Vec::new();
-    for &k in &g.fixed_interval_ks {
-        out.push(run_on(model, params, batch, Schedule::FixedInterval { k }, all.clone(), iters));
-    }
-    for &slots in &g.revolve_slots {
-        out.push(run_on(model, params, batch, Schedule::Revolve { slots }, all.clone(), iters));
+    let on_grid: Vec<Schedule> = (g.fixed_interval_ks.iter().map(|&k| Schedule::FixedInterval { k }))
+        .chain(g.revolve_slots.iter().map(|&slots| Schedule::Revolve { slots }))
+        .collect();
+    // Where the model runs plans in its kernel, every grid schedule at once (the population
+    // repeated once per schedule); else one by one.
+    let plans: Vec<Vec<Action>> = on_grid.iter().filter_map(|s| s.plan(t)).collect();
+    let mut together = plans_at_each(model, params, batch, &plans).map(Vec::into_iter);
+    for schedule in on_grid {
+        match together.as_mut().and_then(Iterator::next) {
+            Some(pass) => {
+                let alone = |run: usize| peak_alone(params, batch, run, |p, b| schedule.run(model, p, b, iters));
+                out.push(measure(schedule.clone(), all.clone(), &params[0].device(), || pass, alone));
+            }
+            None => out.push(run_on(model, params, batch, schedule, all.clone(), iters)),
+        }
     }
     let mut extra: Vec<usize> = chosen
         .iter()

@@ -4,12 +4,12 @@
 use super::frontier::{Measured, exact_passes, measure, peak_alone, point};
 use crate::batch::{Batch, rows};
 use crate::error::EngineError;
-use crate::model::RecurrentModel;
-use crate::schedule::Schedule;
+use crate::model::{PackedRows, RecurrentModel};
 use crate::schedule::reversal::{chained_defect, checkpoint_count, relative_errors};
+use crate::schedule::{Schedule, whole};
 use crate::train::dense::hidden_states;
 use crate::train::read_f32;
-use burn::tensor::Tensor;
+use burn::tensor::{Int, Tensor, TensorData};
 use rdbench_core::models::buffer_words;
 use rdbench_core::policy::{Policy, chained_ks, choose_k};
 pub use rdbench_core::records::{ChainedDefect, ProbeRecord};
@@ -88,6 +88,28 @@ pub fn grad_dot_sums_packed(a: Tensor<3>, b: Tensor<3>, shapes: &[[usize; 2]]) -
     products.matmul(pick).swap_dims(1, 2).reshape([r, 4 * n])
 }
 
+/// Packed gradients' rows one after another in one tensor: parts of one pass that follow
+/// each other are read as one range of it (a range narrowed out of a GPU tensor is a copy).
+fn side_by_side(parts: Vec<PackedRows>) -> Tensor<3> {
+    let mut merged: Vec<PackedRows> = Vec::new();
+    for p in parts {
+        match merged.last_mut() {
+            Some(last) if last.key.is_some() && last.key == p.key && last.rows.end == p.rows.start => {
+                last.rows.end = p.rows.end;
+            }
+            _ => merged.push(p),
+        }
+    }
+    let tensors: Vec<Tensor<3>> = merged
+        .into_iter()
+        .map(|p| match p.rows.len() == p.grad.dims()[0] {
+            true => p.grad,
+            false => p.grad.narrow(0, p.rows.start, p.rows.len()),
+        })
+        .collect();
+    Tensor::cat(tensors, 0)
+}
+
 /// The cosine of a and b from one run's row of [`grad_dot_sums`], combined in f64.
 pub fn cosine_of_sums(row: &[f32]) -> f64 {
     let (mut dot, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
@@ -153,6 +175,7 @@ pub async fn probe(
     // measured, the pass takes its gradient too.
     let ks = chained_ks(s.k_max);
     let mut passes: Vec<Measured> = Vec::new();
+    let mut by_kernel = Vec::new(); // the intervals whose reversal pass the whole kernels run
     for &k in &ks {
         let gradient = s.frontier || k == s.k_max;
         // The model's chain kernel, where it has one: the defect in a few launches, and the
@@ -161,10 +184,7 @@ pub async fn probe(
         if let Some(defect) = chained {
             cols.push(defect);
             if gradient {
-                let at_k = Schedule::Reversal { k };
-                let alone = |run: usize| peak_alone(params, batch, run, |p, b| at_k.run(model, p, b, s.reversal_iters));
-                let f = || at_k.run(model, params, batch, s.reversal_iters);
-                passes.push(measure(at_k.clone(), all.clone(), &device, f, alone));
+                by_kernel.push(k);
             }
             continue;
         }
@@ -186,6 +206,17 @@ pub async fn probe(
         };
         passes.push(measure(Schedule::Reversal { k }, all.clone(), &device, f, alone));
         cols.push(defect.expect("measured"));
+    }
+    // Those passes, every interval at once (one pass of the population repeated per interval),
+    // else one by one.
+    let together = whole::reversal_at_each(model, params, batch, &by_kernel, s.reversal_iters);
+    let mut together = together.map(Vec::into_iter);
+    for &k in &by_kernel {
+        let at_k = Schedule::Reversal { k };
+        let alone = |run: usize| peak_alone(params, batch, run, |p, b| at_k.run(model, p, b, s.reversal_iters));
+        let pass = together.as_mut().and_then(Iterator::next);
+        let f = || pass.unwrap_or_else(|| at_k.run(model, params, batch, s.reversal_iters));
+        passes.push(measure(at_k.clone(), all.clone(), &device, f, alone));
     }
     drop(hs);
     let stats = read_f32(Tensor::cat(cols, 1)).await?;
@@ -250,20 +281,29 @@ pub async fn probe(
     }
     passes.insert(0, dense);
 
-    // Every pass's gradient against dense BPTT's, in one read (packed where the passes kept
-    // the GPU kernels' layout).
+    // Every pass's gradient against dense BPTT's, in one read. Where every pass kept the GPU
+    // kernels' packed layout, all of them side by side in one comparison (a few launches
+    // whatever the number of passes).
     let dense_grads = &passes[0].pass.grads;
-    let sums: Vec<Tensor<2>> = passes
-        .iter()
-        .map(|m| match (dense_grads.as_packed(), m.pass.grads.as_packed()) {
-            (Some(d), Some(g)) => grad_dot_sums_packed(g.grad.clone(), rows(&d.grad, &m.runs), &d.shapes),
-            _ => {
-                let reference: Vec<Tensor<3>> = dense_grads.iter().map(|g| rows(g, &m.runs)).collect();
-                grad_dot_sums(&m.pass.grads, &reference)
-            }
-        })
-        .collect();
-    let sums = read_f32(Tensor::cat(sums, 0)).await?;
+    let packed: Option<Vec<PackedRows>> = passes.iter().map(|m| m.pass.grads.packed_rows()).collect();
+    let sums = match (dense_grads.as_packed(), packed) {
+        (Some(d), Some(parts)) => {
+            let idx: Vec<i64> = passes.iter().flat_map(|m| m.runs.iter().map(|&i| i as i64)).collect();
+            let idx = Tensor::<1, Int>::from_data(TensorData::new(idx.clone(), [idx.len()]), &device);
+            grad_dot_sums_packed(side_by_side(parts), d.grad.clone().select(0, idx), &d.shapes)
+        }
+        _ => {
+            let sums: Vec<Tensor<2>> = passes
+                .iter()
+                .map(|m| {
+                    let reference: Vec<Tensor<3>> = dense_grads.iter().map(|g| rows(g, &m.runs)).collect();
+                    grad_dot_sums(&m.pass.grads, &reference)
+                })
+                .collect();
+            Tensor::cat(sums, 0)
+        }
+    };
+    let sums = read_f32(sums).await?;
     let width = 4 * model.param_shapes().len();
     let mut offset = 0;
     for m in &passes {

@@ -167,6 +167,139 @@ fn gru_seq_forward_kernel(
     }
 }
 
+/// The step from h_{t-1} in `hp` (workgroup memory, synced) to h_t in `hs`, and, if `vjp`,
+/// that step's VJP as `gru_vjp_rows_kernel`: its squared-error loss against `y` at `y_at`,
+/// its per-row factors in `scratch` at `s` for `gru_vjp_weights_kernel`, and `dh` taken from
+/// dh_t to dh_{t-1}. Without `vjp` only h_t is made (an advance). The barriers are the same
+/// either way, so a kernel may decide `vjp` per run.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn step_vjp(
+    pk: &Tensor<f32>,
+    base: usize,
+    x: &Tensor<f32>,
+    x_at: usize,
+    y: &Tensor<f32>,
+    y_at: usize,
+    scratch: &mut Tensor<f32>,
+    s: usize,
+    hp: &Shared<[f32]>,
+    hs: &mut Shared<[f32]>,
+    dh: &mut Shared<[f32]>,
+    sqs: &mut Shared<[f32]>,
+    dps: &mut Shared<[f32]>,
+    dghs: &mut Shared<[f32]>,
+    f: usize,
+    hd: usize,
+    od: usize,
+    scale: f32,
+    vjp: bool,
+) {
+    let (p_w_hh, _b_ih, _b_hh, p_w_o, p_b_o, _plen) = packed_offsets(f, hd, od);
+    let h3 = 3 * hd;
+    let s_len = scratch_row(hd, f, od);
+    let step = CUBE_DIM_X as usize;
+    // The step from h_{t-1}: h' and the gates (kept in this unit's dgi slots for below).
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, hp, 0, j, f, hd, od);
+        let rg = sigmoid(ar);
+        let z = sigmoid(az);
+        let nn = tanh_f(gin + rg * ghn);
+        let hn = nn + z * (hp[j] - nn);
+        hs[j] = hn;
+        if vjp {
+            scratch[s + 7 * hd + od + f + j] = hp[j];
+            scratch[s + 6 * hd + j] = hn;
+            scratch[s + j] = rg;
+            scratch[s + hd + j] = z;
+            scratch[s + 2 * hd + j] = nn;
+            scratch[s + 3 * hd + j] = ghn;
+        }
+        j += step;
+    }
+    if vjp {
+        let mut q = UNIT_POS_X as usize;
+        while q < f {
+            scratch[s + 7 * hd + od + q] = x[x_at + q];
+            q += step;
+        }
+        if UNIT_POS_X == 0 {
+            scratch[s + s_len - 2] = 1.0f32;
+        }
+    }
+    sync_cube();
+    // Readout and dp = 2 scale (p - y).
+    if vjp {
+        let mut q = UNIT_POS_X as usize;
+        while q < od {
+            let mut p = pk[base + p_b_o + q];
+            for a in 0..hd {
+                p += hs[a] * pk[base + p_w_o + a * od + q];
+            }
+            let e = p - y[y_at + q];
+            let d = 2.0f32 * scale * e;
+            sqs[q] = e * e;
+            dps[q] = d;
+            scratch[s + 7 * hd + q] = d;
+            q += step;
+        }
+    }
+    sync_cube();
+    if vjp {
+        if UNIT_POS_X == 0 {
+            let mut sq = 0.0f32;
+            for q in 0..od {
+                sq += sqs[q];
+            }
+            scratch[s + s_len - 1] = sq;
+        }
+        // Through h' = n + z (h - n) and the gates.
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            let mut d = dh[j];
+            for q in 0..od {
+                d += dps[q] * pk[base + p_w_o + j * od + q];
+            }
+            let rg = scratch[s + j];
+            let z = scratch[s + hd + j];
+            let nn = scratch[s + 2 * hd + j];
+            let ghn = scratch[s + 3 * hd + j];
+            let dz = d * (hp[j] - nn);
+            let dn = d * (1.0f32 - z);
+            let dan = dn * (1.0f32 - nn * nn);
+            let dar = dan * ghn * rg * (1.0f32 - rg);
+            let daz = dz * z * (1.0f32 - z);
+            scratch[s + j] = dar;
+            scratch[s + hd + j] = daz;
+            scratch[s + 2 * hd + j] = dan;
+            scratch[s + h3 + j] = dar;
+            scratch[s + h3 + hd + j] = daz;
+            scratch[s + h3 + 2 * hd + j] = dan * rg;
+            dghs[j] = dar;
+            dghs[hd + j] = daz;
+            dghs[2 * hd + j] = dan * rg;
+            dh[j] = d * z;
+            j += step;
+        }
+    }
+    sync_cube();
+    // dh_{t-1} = d z + dgh W_hh^T.
+    if vjp {
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            let mut acc = dh[j];
+            let w = base + p_w_hh + j * h3;
+            for q in 0..h3 {
+                acc += dghs[q] * pk[w + q];
+            }
+            dh[j] = acc;
+            j += step;
+        }
+    }
+    sync_cube();
+}
+
 /// The backward pass over steps t = hi, hi - 1, .., hi - len + 1 (a chunk): a cube per
 /// (run, row). At each step h_{t-1} is the run's checkpoint if it has one there, else the
 /// reversal of h_t (`iters` fixed-point iterations in workgroup memory, as
@@ -199,12 +332,11 @@ fn gru_seq_vjp_rows_kernel(
     let (n, f, slots, hi) = (rows as usize, f as usize, slots as usize, hi as usize);
     let nr = runs as usize * n;
     let (hd, od) = (hid as usize, o as usize);
-    let h3 = 3 * hd;
     let rr = CUBE_POS;
     let r = rr / n;
     let row = rr % n;
     let step = CUBE_DIM_X as usize;
-    let (p_w_hh, _b_ih, _b_hh, p_w_o, p_b_o, plen) = packed_offsets(f, hd, od);
+    let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
     let base = r * plen;
     let s_len = scratch_row(hd, f, od);
     let k = u32::cast_from(ks[r]) as usize;
@@ -263,103 +395,151 @@ fn gru_seq_vjp_rows_kernel(
             } else {
                 hp[j] = g[last + j];
             }
-            scratch[s + 7 * hd + od + f + j] = hp[j];
-            j += step;
-        }
-        let mut q = UNIT_POS_X as usize;
-        while q < f {
-            scratch[s + 7 * hd + od + q] = x[x_at + q];
-            q += step;
-        }
-        if UNIT_POS_X == 0 {
-            scratch[s + s_len - 2] = 1.0f32;
-        }
-        sync_cube();
-        // The step from h_tt: h' and the gates (kept in this unit's dgi slots for below).
-        let mut j = UNIT_POS_X as usize;
-        while j < hd {
-            let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &hp, 0, j, f, hd, od);
-            let rg = sigmoid(ar);
-            let z = sigmoid(az);
-            let nn = tanh_f(gin + rg * ghn);
-            let hn = nn + z * (hp[j] - nn);
-            hs[j] = hn;
-            scratch[s + 6 * hd + j] = hn;
-            scratch[s + j] = rg;
-            scratch[s + hd + j] = z;
-            scratch[s + 2 * hd + j] = nn;
-            scratch[s + 3 * hd + j] = ghn;
             j += step;
         }
         sync_cube();
-        // Readout and dp = 2 scale (p - y).
-        let mut q = UNIT_POS_X as usize;
-        while q < od {
-            let mut p = pk[base + p_b_o + q];
-            for a in 0..hd {
-                p += hs[a] * pk[base + p_w_o + a * od + q];
-            }
-            let e = p - y[y_at + q];
-            let d = 2.0f32 * scale * e;
-            sqs[q] = e * e;
-            dps[q] = d;
-            scratch[s + 7 * hd + q] = d;
-            q += step;
-        }
-        sync_cube();
-        if UNIT_POS_X == 0 {
-            let mut sq = 0.0f32;
-            for q in 0..od {
-                sq += sqs[q];
-            }
-            scratch[s + s_len - 1] = sq;
-        }
-        // Through h' = n + z (h - n) and the gates.
+        step_vjp(
+            pk, base, x, x_at, y, y_at, scratch, s, &hp, &mut hs, &mut dh, &mut sqs, &mut dps, &mut dghs, f, hd, od,
+            scale, true,
+        );
+        // h_tt becomes the state the next step reverses from.
         let mut j = UNIT_POS_X as usize;
         while j < hd {
-            let mut d = dh[j];
-            for q in 0..od {
-                d += dps[q] * pk[base + p_w_o + j * od + q];
-            }
-            let rg = scratch[s + j];
-            let z = scratch[s + hd + j];
-            let nn = scratch[s + 2 * hd + j];
-            let ghn = scratch[s + 3 * hd + j];
-            let dz = d * (hp[j] - nn);
-            let dn = d * (1.0f32 - z);
-            let dan = dn * (1.0f32 - nn * nn);
-            let dar = dan * ghn * rg * (1.0f32 - rg);
-            let daz = dz * z * (1.0f32 - z);
-            scratch[s + j] = dar;
-            scratch[s + hd + j] = daz;
-            scratch[s + 2 * hd + j] = dan;
-            scratch[s + h3 + j] = dar;
-            scratch[s + h3 + hd + j] = daz;
-            scratch[s + h3 + 2 * hd + j] = dan * rg;
-            dghs[j] = dar;
-            dghs[hd + j] = daz;
-            dghs[2 * hd + j] = dan * rg;
-            dh[j] = d * z;
-            j += step;
-        }
-        sync_cube();
-        // dh_tt = d z + dgh W_hh^T; h_tt becomes the state the next step reverses from.
-        let mut j = UNIT_POS_X as usize;
-        while j < hd {
-            let mut acc = dh[j];
-            let w = base + p_w_hh + j * h3;
-            for q in 0..h3 {
-                acc += dghs[q] * pk[w + q];
-            }
-            dh[j] = acc;
             hc[j] = hp[j];
             j += step;
+        }
+    }
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        carry[c_at + j] = hc[j];
+        carry[c_at + hd + j] = dh[j];
+        j += step;
+    }
+}
+
+/// Recomputing schedules' plans (`schedule::plan::Compiled`) on the GPU, `per_plan`
+/// consecutive runs to a plan: a cube per (run, row) runs chunk `chunk` of its run's plan
+/// (`plan` `[plans, chunks, len, 4]`), each step 4 values (op, load slot + 1,
+/// store slot + 1, time): load the working state from a snapshot slot, store it to one, then
+/// advance it one step or take the VJP of the step from it (op 1, 2; 0 nothing). The working
+/// state and its gradient live in workgroup memory and pass between launches in `carry`
+/// `[R, N, 2H]`, the snapshots in `snaps` `[R, slots * N, H]`; the VJPs write their factors
+/// to `scratch` `[R, steps * N, S]` at row hi - 1 - t for `gru_vjp_weights_kernel`. Every
+/// step passes the same barriers (the op only decides what is written), and `len` is a
+/// compile-time bound: the plan comes as data without breaking WGSL's uniformity rule.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn gru_plan_kernel(
+    pk: &Tensor<f32>,
+    x: &Tensor<f32>,
+    y: &Tensor<f32>,
+    plan: &Tensor<f32>,
+    snaps: &mut Tensor<f32>,
+    carry: &mut Tensor<f32>,
+    scratch: &mut Tensor<f32>,
+    runs: u32,
+    rows: u32,
+    f: u32,
+    slots: u32,
+    per_plan: u32,
+    chunks: u32,
+    chunk: u32,
+    hi: u32,
+    steps: u32,
+    scale: f32,
+    #[comptime] len: u32,
+    #[comptime] hid: u32,
+    #[comptime] o: u32,
+) {
+    let (n, f, slots, hi, steps) = (rows as usize, f as usize, slots as usize, hi as usize, steps as usize);
+    let first = chunk == 0;
+    let nr = runs as usize * n;
+    let (hd, od) = (hid as usize, o as usize);
+    let rr = CUBE_POS;
+    let r = rr / n;
+    let row = rr % n;
+    let step = CUBE_DIM_X as usize;
+    let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
+    let base = r * plen;
+    let s_len = scratch_row(hd, f, od);
+    let at = ((r / per_plan as usize) * chunks as usize + chunk as usize) * len as usize;
+    let mut hp = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut hs = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut dh = Shared::<[f32]>::new_slice(comptime!(hid as usize));
+    let mut sqs = Shared::<[f32]>::new_slice(comptime!(o as usize));
+    let mut dps = Shared::<[f32]>::new_slice(comptime!(o as usize));
+    let mut dghs = Shared::<[f32]>::new_slice(comptime!(3 * hid as usize));
+
+    let c_at = rr * 2 * hd;
+    let mut j = UNIT_POS_X as usize;
+    while j < hd {
+        if first {
+            hp[j] = 0.0f32;
+            dh[j] = 0.0f32;
+        } else {
+            hp[j] = carry[c_at + j];
+            dh[j] = carry[c_at + hd + j];
+        }
+        j += step;
+    }
+    sync_cube();
+    for i in 0..len {
+        let a = (at + i as usize) * 4;
+        let op = u32::cast_from(plan[a]);
+        let load = u32::cast_from(plan[a + 1]) as usize;
+        let store = u32::cast_from(plan[a + 2]) as usize;
+        let t = u32::cast_from(plan[a + 3]) as usize;
+        let mut j = UNIT_POS_X as usize;
+        while j < hd {
+            if load > 0 {
+                hp[j] = snaps[((r * slots + load - 1) * n + row) * hd + j];
+            }
+            if store > 0 {
+                snaps[((r * slots + store - 1) * n + row) * hd + j] = hp[j];
+            }
+            j += step;
+        }
+        sync_cube();
+        // Step t + 1 reads h_t, x_t and y_t; a VJP's factors go to row hi - 1 - t.
+        let vjp = op == 2;
+        let mut srow = 0usize;
+        if vjp {
+            srow = hi - 1 - t;
+        }
+        let s = ((r * steps + srow) * n + row) * s_len;
+        step_vjp(
+            pk,
+            base,
+            x,
+            (t * nr + rr) * f,
+            y,
+            (t * nr + rr) * od,
+            scratch,
+            s,
+            &hp,
+            &mut hs,
+            &mut dh,
+            &mut sqs,
+            &mut dps,
+            &mut dghs,
+            f,
+            hd,
+            od,
+            scale,
+            vjp,
+        );
+        if op == 1 {
+            let mut j = UNIT_POS_X as usize;
+            while j < hd {
+                hp[j] = hs[j];
+                j += step;
+            }
         }
         sync_cube();
     }
     let mut j = UNIT_POS_X as usize;
     while j < hd {
-        carry[c_at + j] = hc[j];
+        carry[c_at + j] = hp[j];
         carry[c_at + hd + j] = dh[j];
         j += step;
     }
@@ -520,6 +700,24 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         iters: usize,
         chunk: usize,
     ) -> FloatTensor<Self>;
+
+    /// Recomputing schedules' plans (see `gru_plan_kernel`) from packed parameters `pk`
+    /// `[R, 1, P]` over inputs `x` `[T, R, N, F]` and targets `y` `[T, R, N, O]`: `plan`
+    /// `[plans, chunks, len, 4]` the plans' steps, R / plans consecutive runs to each, chunk
+    /// c run by one launch with `chunks[c] = (hi, steps)` (its VJPs are of steps
+    /// hi..hi - steps + 1 in every plan), `slots` snapshot slots. Returns the packed gradient
+    /// as [`gru_seq_vjp`](Self::gru_seq_vjp).
+    #[allow(clippy::too_many_arguments)]
+    fn gru_plan(
+        pk: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        y: FloatTensor<Self>,
+        plan: FloatTensor<Self>,
+        chunks: &[(usize, usize)],
+        slots: usize,
+        hid: usize,
+        scale: f32,
+    ) -> FloatTensor<Self>;
 }
 
 impl GruSequenceKernels for Cube {
@@ -647,32 +845,103 @@ impl GruSequenceKernels for Cube {
                     iters as u32,
                 )
             };
-            let g_out = empty(&pk, [r, 1, plen]);
-            let (count, dim) = elementwise(&pk, r * plen);
-            let add = u32::from(g.is_some());
-            // SAFETY: as `gru_step_vjp_packed`'s weight kernel: its scratch rows are this
-            // chunk's (step, row) pairs, `this * n` per run; the first chunk's `g_in` (pk, one
-            // value shorter per run) is not read (`add` 0).
-            unsafe {
-                gru_vjp_weights_kernel::launch_unchecked(
-                    &client,
-                    count,
-                    dim,
-                    g.unwrap_or_else(|| pk.clone()).into_tensor_arg(),
-                    scratch.into_tensor_arg(),
-                    g_out.clone().into_tensor_arg(),
-                    (this * n) as u32,
-                    f as u32,
-                    hid as u32,
-                    o as u32,
-                    add,
-                )
-            };
-            g = Some(g_out);
+            g = Some(reduce_weights(&pk, g, scratch, this * n, (f, hid, o, plen)));
             hi -= this;
         }
         g.expect("T >= 1: one chunk at least")
     }
+
+    fn gru_plan(
+        pk: CubeTensor,
+        x: CubeTensor,
+        y: CubeTensor,
+        plan: CubeTensor,
+        chunks: &[(usize, usize)],
+        slots: usize,
+        hid: usize,
+        scale: f32,
+    ) -> CubeTensor {
+        let [pk, x, y, plan] = [pk, x, y, plan].map(into_contiguous);
+        let [_, r, n, f] = dims4(&x);
+        let o = dims4(&y)[3];
+        let plen = dims3(&pk)[2] + 1;
+        let s_len = scratch_len(hid, f, o);
+        let [plans, _, len, _] = dims4(&plan);
+        assert_eq!(r % plans, 0, "the runs divide among the plans");
+        let snaps = empty(&x, [r, slots.max(1) * n, hid]);
+        let carry = empty(&x, [r, n, 2 * hid]);
+        let client = x.client.clone();
+        let mut g: Option<CubeTensor> = None;
+        for (c, &(hi, steps)) in chunks.iter().enumerate() {
+            let scratch = empty(&x, [r, steps * n, s_len]);
+            // SAFETY: the plan's steps (checked by `schedule::plan::compile`) load and store
+            // slots below `slots`, read x and y at times below T, and write scratch rows
+            // hi - 1 - t < steps for this chunk's VJPs; `carry` holds every (run, row).
+            unsafe {
+                gru_plan_kernel::launch_unchecked(
+                    &client,
+                    per_row(r, n),
+                    CubeDim::new_1d(row_units(hid)),
+                    pk.clone().into_tensor_arg(),
+                    x.clone().into_tensor_arg(),
+                    y.clone().into_tensor_arg(),
+                    plan.clone().into_tensor_arg(),
+                    snaps.clone().into_tensor_arg(),
+                    carry.clone().into_tensor_arg(),
+                    scratch.clone().into_tensor_arg(),
+                    r as u32,
+                    n as u32,
+                    f as u32,
+                    slots.max(1) as u32,
+                    (r / plans) as u32,
+                    chunks.len() as u32,
+                    c as u32,
+                    hi as u32,
+                    steps as u32,
+                    scale,
+                    len as u32,
+                    hid as u32,
+                    o as u32,
+                )
+            };
+            g = Some(reduce_weights(&pk, g, scratch, steps * n, (f, hid, o, plen)));
+        }
+        g.expect("a plan has one VJP at least")
+    }
+}
+
+/// The chunk's weight gradient added to the gradient so far (`gru_vjp_weights_kernel` over
+/// the scratch's `rows` (step, row) pairs per run); the first chunk starts it.
+fn reduce_weights(
+    pk: &CubeTensor,
+    g: Option<CubeTensor>,
+    scratch: CubeTensor,
+    rows: usize,
+    (f, hid, o, plen): (usize, usize, usize, usize),
+) -> CubeTensor {
+    let r = dims3(pk)[0];
+    let g_out = empty(pk, [r, 1, plen]);
+    let (count, dim) = elementwise(pk, r * plen);
+    let add = u32::from(g.is_some());
+    // SAFETY: as `gru_step_vjp_packed`'s weight kernel: its scratch has `rows` (step, row)
+    // pairs per run; the first chunk's `g_in` (pk, one value shorter per run) is not read
+    // (`add` 0).
+    unsafe {
+        gru_vjp_weights_kernel::launch_unchecked(
+            &pk.client,
+            count,
+            dim,
+            g.unwrap_or_else(|| pk.clone()).into_tensor_arg(),
+            scratch.into_tensor_arg(),
+            g_out.clone().into_tensor_arg(),
+            rows as u32,
+            f as u32,
+            hid as u32,
+            o as u32,
+            add,
+        )
+    };
+    g_out
 }
 
 /// The runtime-dispatched backend the tensor API runs on.
@@ -754,4 +1023,65 @@ pub fn gru_chained_defect(
         o,
     ));
     rel.mean_dim(2).reshape([r, 1])
+}
+
+/// Plan steps per launch are padded to a multiple of this, so that plans of about the same
+/// length share one compiled kernel (the length is a compile-time bound).
+const PLAN_PAD: usize = 64;
+
+/// Recomputing schedules' whole passes on tensors (see `gru_plan_kernel`): packed
+/// parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`, targets `y` `[T, R, N, O]`, the
+/// plans' `steps` (op, load slot + 1, store slot + 1, time), R / plans consecutive runs to
+/// each, with `slots` snapshot slots, at most `chunk` VJPs per launch (None: as many as
+/// [`SCRATCH_BYTES`] allows). Returns the packed gradient and summed squared error, as
+/// [`gru_sequence_pass`].
+#[allow(clippy::too_many_arguments)]
+pub fn gru_plan_pass(
+    pk: BTensor<3>,
+    (x, y): (BTensor<4>, BTensor<4>),
+    plans: &[Vec<[u32; 4]>],
+    slots: usize,
+    hid: usize,
+    scale: f32,
+    chunk: Option<usize>,
+) -> BTensor<3> {
+    let [t, r, n, f] = x.dims();
+    let o = y.dims()[3];
+    let per = chunk.unwrap_or_else(|| chunk_len(t, r, n, scratch_len(hid, f, o))).max(1);
+    // Every plan takes the VJPs of steps T..1 in order: a launch takes the next `per` of
+    // them in each plan, with the moves before them.
+    let chunks: Vec<(usize, usize)> = (0..t.div_ceil(per)).map(|c| (t - c * per, per.min(t - c * per))).collect();
+    let cut = |steps: &[[u32; 4]]| -> Vec<usize> {
+        let vjps = steps.iter().enumerate().filter(|(_, s)| s[0] == 2).map(|(i, _)| i);
+        let mut at: Vec<usize> = vjps.step_by(per).skip(1).collect();
+        at.insert(0, 0);
+        at.push(steps.len());
+        at
+    };
+    let cuts: Vec<Vec<usize>> = plans.iter().map(|p| cut(p)).collect();
+    let longest = cuts.iter().flat_map(|c| c.windows(2).map(|w| w[1] - w[0])).max().unwrap_or(1);
+    let len = longest.div_ceil(PLAN_PAD) * PLAN_PAD;
+    let mut data = vec![0.0f32; plans.len() * chunks.len() * len * 4];
+    for (p, (steps, cut)) in plans.iter().zip(&cuts).enumerate() {
+        assert_eq!(cut.len(), chunks.len() + 1, "every plan has T VJPs");
+        for (c, w) in cut.windows(2).enumerate() {
+            for (i, s) in steps[w[0]..w[1]].iter().enumerate() {
+                for (q, &v) in s.iter().enumerate() {
+                    data[((p * chunks.len() + c) * len + i) * 4 + q] = v as f32;
+                }
+            }
+        }
+    }
+    let shape = [plans.len(), chunks.len(), len, 4];
+    let plan = BTensor::<4>::from_data(TensorData::new(data, shape), &x.device()).into_dispatch();
+    BTensor::from_dispatch(<D as GruSequenceKernels>::gru_plan(
+        pk.into_dispatch(),
+        x.into_dispatch(),
+        y.into_dispatch(),
+        plan,
+        &chunks,
+        slots,
+        hid,
+        scale,
+    ))
 }

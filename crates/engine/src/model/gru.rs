@@ -281,6 +281,41 @@ impl RecurrentModel for Gru {
     }
 
     #[cfg(feature = "cube")]
+    fn has_whole_plan(&self, device: &burn::tensor::Device, task: Task) -> bool {
+        task == Task::Regression && self.on_gpu_vjp(device) && self.whole_kernels
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_plan(
+        &self,
+        p: &[Tensor<3>],
+        seq: super::Sequence,
+        plans: &[Vec<[u32; 4]>],
+        slots: usize,
+    ) -> Option<(Gradient, Tensor<3>)> {
+        if !self.has_whole_plan(&p[0].device(), seq.task) {
+            return None;
+        }
+        let each = p[0].dims()[0] / plans.len();
+        // The kernel runs the steps it is given: count those.
+        let ops = |op: u32| each * plans.iter().flatten().filter(|s| s[0] == op).count();
+        super::evals::forward(ops(1));
+        super::evals::vjp(ops(2));
+        let params = cube_kernels::gru_pack(p);
+        let grad = super::cube_sequence::gru_plan_pass(
+            params.clone(),
+            (seq.x, seq.y),
+            plans,
+            slots,
+            self.hidden,
+            seq.scale,
+            self.chunk_steps,
+        );
+        let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
+        Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
+    }
+
+    #[cfg(feature = "cube")]
     fn whole_states(&self, p: &[Tensor<3>], x: &Tensor<4>) -> Option<Tensor<3>> {
         if !self.on_whole_kernels(&p[0].device()) {
             return None;

@@ -125,6 +125,24 @@ pub trait RecurrentModel: Send + Sync {
     ) -> Option<(Gradient, Tensor<3>)> {
         None
     }
+    /// Whether [`whole_plan`](Self::whole_plan) runs on `device` for `task`.
+    fn has_whole_plan(&self, _device: &burn::tensor::Device, _task: Task) -> bool {
+        false
+    }
+    /// Recomputing schedules' whole passes, each plan compiled to steps
+    /// (`schedule::plan::Compiled`; `slots` snapshot slots, the most any plan needs), R /
+    /// plans consecutive runs to each plan, in a few launches where the model has a kernel
+    /// for it on this device; returns and counts as [`whole_pass`](Self::whole_pass). None
+    /// elsewhere: the executor steps.
+    fn whole_plan(
+        &self,
+        _p: &[Tensor<3>],
+        _seq: Sequence,
+        _plans: &[Vec<[u32; 4]>],
+        _slots: usize,
+    ) -> Option<(Gradient, Tensor<3>)> {
+        None
+    }
     /// Every state h_0..h_T of a forward pass over inputs `x` `[T, R, B, F]`, as one
     /// `[R, (T + 1) * B, H]` tensor (time-major per run), in a few launches where the model
     /// has a kernel for it on this device; None elsewhere (the probe then steps).
@@ -197,7 +215,22 @@ pub struct VjpStep {
 /// and packing again cost a dispatch per parameter each).
 pub struct Gradient {
     split: std::cell::OnceCell<Vec<Tensor<3>>>,
-    packed: Option<Packed>,
+    packed: std::cell::OnceCell<Packed>,
+    /// For one of several passes run as one: the whole pass's packed gradient and this
+    /// pass's runs in it (a row range), narrowed only where read.
+    part: Option<(std::sync::Arc<Packed>, std::ops::Range<usize>)>,
+}
+
+/// Where a packed gradient's rows are: `grad`'s rows `rows`, and, for a part of a pass run
+/// with others, a key shared by every part of that pass (parts side by side can be read
+/// as one tensor).
+pub struct PackedRows {
+    /// The packed gradient holding the rows, `[R', 1, P + 1]`.
+    pub grad: Tensor<3>,
+    /// The rows.
+    pub rows: std::ops::Range<usize>,
+    /// Shared by the parts of one pass.
+    pub key: Option<usize>,
 }
 
 /// The GPU kernels' layout of a gradient (`cube_kernels::PackedLayout`: every parameter's
@@ -214,25 +247,53 @@ pub struct Packed {
 impl Gradient {
     /// One tensor per parameter.
     pub fn per_param(g: Vec<Tensor<3>>) -> Gradient {
-        Gradient { split: std::cell::OnceCell::from(g), packed: None }
+        Gradient { split: std::cell::OnceCell::from(g), packed: std::cell::OnceCell::new(), part: None }
     }
 
     /// A packed gradient.
     pub fn packed(p: Packed) -> Gradient {
-        Gradient { split: std::cell::OnceCell::new(), packed: Some(p) }
+        Gradient { split: std::cell::OnceCell::new(), packed: std::cell::OnceCell::from(p), part: None }
+    }
+
+    /// Rows `rows` of a pass's packed gradient `whole`: one of several passes run as one.
+    pub fn rows_of(whole: std::sync::Arc<Packed>, rows: std::ops::Range<usize>) -> Gradient {
+        Gradient { split: std::cell::OnceCell::new(), packed: std::cell::OnceCell::new(), part: Some((whole, rows)) }
     }
 
     /// The packed layout, if the pass made one; else the tensors per parameter.
     pub fn into_packed(self) -> Result<Packed, Vec<Tensor<3>>> {
-        match self.packed {
+        self.as_packed();
+        match self.packed.into_inner() {
             Some(p) => Ok(p),
             None => Err(self.split.into_inner().expect("a gradient per parameter")),
         }
     }
 
-    /// The packed layout, if the pass made one.
+    /// The packed layout, if the pass made one (a part's rows narrowed out here).
     pub fn as_packed(&self) -> Option<&Packed> {
-        self.packed.as_ref()
+        let (whole, rows) = match &self.part {
+            None => return self.packed.get(),
+            Some(part) => part,
+        };
+        Some(self.packed.get_or_init(|| {
+            let narrow = |t: &Tensor<3>| t.clone().narrow(0, rows.start, rows.len());
+            Packed { grad: narrow(&whole.grad), params: narrow(&whole.params), shapes: whole.shapes.clone() }
+        }))
+    }
+
+    /// Where the packed gradient's rows are, without narrowing a part out; None for a
+    /// gradient per parameter.
+    pub fn packed_rows(&self) -> Option<PackedRows> {
+        match &self.part {
+            Some((whole, rows)) => Some(PackedRows {
+                grad: whole.grad.clone(),
+                rows: rows.clone(),
+                key: Some(std::sync::Arc::as_ptr(whole) as usize),
+            }),
+            None => {
+                self.packed.get().map(|p| PackedRows { grad: p.grad.clone(), rows: 0..p.grad.dims()[0], key: None })
+            }
+        }
     }
 
     /// One tensor per parameter, `[R, rows, cols]`.
@@ -243,7 +304,7 @@ impl Gradient {
 
     fn split(&self) -> &Vec<Tensor<3>> {
         self.split.get_or_init(|| {
-            let p = self.packed.as_ref().expect("a gradient is split or packed");
+            let p = self.as_packed().expect("a gradient is split or packed");
             let r = p.grad.dims()[0];
             let mut at = 0;
             p.shapes

@@ -130,6 +130,15 @@ impl Schedule {
         }
     }
 
+    /// Its plan for `t` steps, for a schedule that recomputes (fixed interval, revolve).
+    pub fn plan(&self, t: usize) -> Option<Vec<plan::Action>> {
+        match self {
+            Schedule::FixedInterval { k } => Some(fixed_interval::plan(t, *k)),
+            Schedule::Revolve { slots } => Some(revolve::plan(t, *slots)),
+            _ => None,
+        }
+    }
+
     /// Run the schedule on `params` and `batch` (`reversal_iters` for the reversal
     /// schedules).
     pub fn run(&self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, reversal_iters: usize) -> Pass {
@@ -140,8 +149,10 @@ impl Schedule {
                 whole::pass(model, params, batch, &vec![1; r], 0)
                     .unwrap_or_else(|| plan::execute(model, params, batch, &dense::plan(t)))
             }
-            Schedule::FixedInterval { k } => plan::execute(model, params, batch, &fixed_interval::plan(t, *k)),
-            Schedule::Revolve { slots } => plan::execute(model, params, batch, &revolve::plan(t, *slots)),
+            Schedule::FixedInterval { .. } | Schedule::Revolve { .. } => {
+                let p = self.plan(t).expect("a recomputing schedule");
+                whole::plan_pass(model, params, batch, &p).unwrap_or_else(|| plan::execute(model, params, batch, &p))
+            }
             Schedule::Reversal { k } => {
                 let r = params[0].dims()[0];
                 reversal::checkpointed_grads(model, params, batch, &vec![*k; r], reversal_iters)

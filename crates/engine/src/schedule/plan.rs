@@ -89,3 +89,75 @@ pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, 
     let loss = (loss_steps == t_len || packed).then(|| loss.mul_scalar(batch.loss_scale()).reshape([r]));
     Pass { grads, loss, counts: vec![Counts::per_run(peak, spent, r); r] }
 }
+
+/// A plan as steps a kernel runs as data (`model::cube_sequence::gru_plan_pass`): each step
+/// loads the working state from a snapshot slot, stores it to one, then advances it or takes
+/// a VJP from it, each part optional. Snapshots live in numbered slots, reused once taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    /// (op: 0 none, 1 advance, 2 VJP; load slot + 1 or 0; store slot + 1 or 0; the time of
+    /// the working state the op reads).
+    pub steps: Vec<[u32; 4]>,
+    /// Snapshot slots the plan needs.
+    pub slots: usize,
+    /// States held at the peak, the working state included: what [`execute`] counts.
+    pub peak: usize,
+}
+
+/// Compile `plan` for `t_len` steps. Panics where [`execute`] does: the same plan is
+/// invalid either way.
+pub fn compile(plan: &[Action], t_len: usize) -> Compiled {
+    let mut slot_of: Vec<Option<usize>> = vec![None; t_len + 1];
+    let (mut free, mut slots) = (Vec::new(), 0usize);
+    let (mut held, mut peak, mut cur, mut next_vjp) = (0usize, 1usize, 0usize, t_len);
+    let (mut load, mut store): (Option<usize>, Option<usize>) = (None, None);
+    let mut steps = Vec::new();
+    let at = |s: Option<usize>| s.map_or(0, |s| s as u32 + 1);
+    for &a in plan {
+        match a {
+            Action::Store => {
+                assert!(slot_of[cur].is_none(), "state {cur} stored twice");
+                if store.is_some() {
+                    steps.push([0, at(load.take()), at(store.take()), 0]);
+                }
+                let slot = free.pop().unwrap_or_else(|| {
+                    slots += 1;
+                    slots - 1
+                });
+                slot_of[cur] = Some(slot);
+                store = Some(slot);
+                held += 1;
+                peak = peak.max(held + 1);
+            }
+            Action::Restore(t) | Action::Take(t) => {
+                // A step loads before it stores: a store waiting goes first.
+                if store.is_some() {
+                    steps.push([0, at(load.take()), at(store.take()), 0]);
+                }
+                let slot = slot_of[t].unwrap_or_else(|| panic!("restore of state {t}, which is not held"));
+                if matches!(a, Action::Take(_)) {
+                    slot_of[t] = None;
+                    free.push(slot);
+                    held -= 1;
+                }
+                load = Some(slot);
+                cur = t;
+            }
+            Action::Advance => {
+                assert!(cur < t_len, "advance past step {t_len}");
+                steps.push([1, at(load.take()), at(store.take()), cur as u32]);
+                cur += 1;
+            }
+            Action::Vjp => {
+                assert_eq!(cur + 1, next_vjp, "VJP of step {} while step {next_vjp} is next", cur + 1);
+                steps.push([2, at(load.take()), at(store.take()), cur as u32]);
+                next_vjp -= 1;
+            }
+        }
+    }
+    assert_eq!(next_vjp, 0, "the plan stopped before the VJP of step {next_vjp}");
+    if load.is_some() || store.is_some() {
+        steps.push([0, at(load), at(store), 0]);
+    }
+    Compiled { steps, slots, peak }
+}

@@ -1,13 +1,15 @@
 //! A schedule's whole pass in the model's own kernels, where it has them (the GRU's
 //! regression on a GPU): dense BPTT and reversal at each run's interval, the same gradient in
 //! a few launches instead of a few per time step (`model::cube_sequence`). The counts are
-//! the step-by-step path's: what the kernels asked for, per run.
+//! the step-by-step path's: what the kernels asked for, per run. The recomputing schedules
+//! (fixed interval, revolve) run their plan as data in one kernel (`plan_pass`).
 
+use super::plan::{Action, compile};
 use super::reversal::is_checkpoint;
 use super::{Counts, Pass};
-use crate::batch::Batch;
-use crate::model::RecurrentModel;
+use crate::batch::{Batch, rows};
 use crate::model::evals;
+use crate::model::{Gradient, Packed, RecurrentModel};
 use burn::tensor::Tensor;
 
 /// The pass of run r keeping every `ks[r]`-th state (all 1: dense BPTT) and rebuilding the
@@ -39,4 +41,92 @@ pub fn pass(
         .collect();
     debug_assert_eq!(counts.iter().map(|c| c.reversal_evals).sum::<u64>(), spent.reversal, "reversals asked for");
     Some(Pass { grads, loss: Some(loss.mul_scalar(batch.loss_scale()).reshape([r])), counts })
+}
+
+/// A recomputing schedule's pass (`plan`, valid for `batch.t()` steps) in the model's plan
+/// kernel, if it has one on this device: the dense gradient, counted as
+/// [`execute`](super::plan::execute) counts it.
+pub fn plan_pass(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, plan: &[Action]) -> Option<Pass> {
+    plans_at_each(model, params, batch, &[plan.to_vec()]).map(|mut p| p.remove(0))
+}
+
+/// Recomputing schedules' passes, every run of the population through each plan, as one
+/// pass over the population repeated once per plan: one pass per plan, in order, each
+/// counted as [`execute`](super::plan::execute) counts it. None where the model has no plan
+/// kernel on this device.
+pub fn plans_at_each(
+    model: &dyn RecurrentModel,
+    params: &[Tensor<3>],
+    batch: &Batch,
+    plans: &[Vec<Action>],
+) -> Option<Vec<Pass>> {
+    if plans.is_empty() || !model.has_whole_plan(&params[0].device(), batch.task) {
+        return None;
+    }
+    let r = params[0].dims()[0];
+    let compiled: Vec<_> = plans.iter().map(|p| compile(p, batch.t())).collect();
+    let steps: Vec<Vec<[u32; 4]>> = compiled.iter().map(|c| c.steps.clone()).collect();
+    let slots = compiled.iter().map(|c| c.slots).max().unwrap_or(0);
+    let copies: Vec<usize> = plans.iter().flat_map(|_| 0..r).collect();
+    let p: Vec<Tensor<3>> = params.iter().map(|t| rows(t, &copies)).collect();
+    let b = batch.rows(&copies);
+    let before = evals::so_far();
+    let (grads, loss) = model.whole_plan(&p, b.sequence(), &steps, slots)?;
+    let spent = evals::so_far() - before;
+    // Each plan's runs spent what its steps asked for: the advances differ by plan.
+    let loss = loss.mul_scalar(batch.loss_scale()).reshape([r * plans.len()]);
+    let counts: Vec<Counts> = compiled
+        .iter()
+        .map(|c| Counts {
+            stored_states: c.peak,
+            forward_evals: c.steps.iter().filter(|s| s[0] == 1).count() as u64,
+            reversal_evals: 0,
+            vjp_steps: c.steps.iter().filter(|s| s[0] == 2).count() as u64,
+        })
+        .collect();
+    debug_assert_eq!(
+        (counts.iter().map(|c| c.forward_evals * r as u64).sum::<u64>(), spent.reversal),
+        (spent.forward, 0),
+        "the evaluations asked for"
+    );
+    Some(split(grads, Some(loss), counts.iter().flat_map(|&c| std::iter::repeat_n(c, r)).collect(), r, plans.len()))
+}
+
+/// A pass over the population repeated `parts` times, split into one pass per copy.
+fn split(grads: Gradient, loss: Option<Tensor<1>>, counts: Vec<Counts>, r: usize, parts: usize) -> Vec<Pass> {
+    let Ok(packed) = grads.into_packed() else { unreachable!("the whole-pass kernels give a packed gradient") };
+    let part = |t: &Tensor<3>, i: usize| t.clone().narrow(0, i * r, r);
+    (0..parts)
+        .map(|i| Pass {
+            grads: Gradient::packed(Packed {
+                grad: part(&packed.grad, i),
+                params: part(&packed.params, i),
+                shapes: packed.shapes.clone(),
+            }),
+            loss: loss.as_ref().map(|l| l.clone().narrow(0, i * r, r)),
+            counts: counts[i * r..(i + 1) * r].to_vec(),
+        })
+        .collect()
+}
+
+/// Reversal at each interval of `ks`, every run of the population at each, as one pass over
+/// the population repeated once per interval (the whole-pass kernels take k per run): one
+/// pass per interval, in `ks` order, each counted as its own. None where the model has no
+/// whole-pass kernel on this device.
+pub fn reversal_at_each(
+    model: &dyn RecurrentModel,
+    params: &[Tensor<3>],
+    batch: &Batch,
+    ks: &[usize],
+    iters: usize,
+) -> Option<Vec<Pass>> {
+    if ks.is_empty() {
+        return None;
+    }
+    let r = params[0].dims()[0];
+    let copies: Vec<usize> = ks.iter().flat_map(|_| 0..r).collect();
+    let per_run: Vec<usize> = ks.iter().flat_map(|&k| std::iter::repeat_n(k, r)).collect();
+    let p: Vec<Tensor<3>> = params.iter().map(|t| rows(t, &copies)).collect();
+    let Pass { grads, loss, counts } = pass(model, &p, &batch.rows(&copies), &per_run, iters)?;
+    Some(split(grads, loss, counts, r, ks.len()))
 }
