@@ -20,9 +20,15 @@ thread_local! {
     // drift cannot wrap, and a measurement only uses differences within one pass.
     static THREAD_LIVE: Cell<isize> = const { Cell::new(0) };
     static THREAD_PEAK: Cell<isize> = const { Cell::new(0) };
+    // Set while the engine runs a library call whose scratch it does not measure: its
+    // allocations and frees (both inside the call) leave the thread's counters alone.
+    static THREAD_PAUSED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn thread_add(delta: isize) {
+    if THREAD_PAUSED.try_with(Cell::get).unwrap_or(false) {
+        return;
+    }
     // `try_with`: during thread teardown the slots may be gone; those bytes go uncounted.
     let _ = THREAD_LIVE.try_with(|live| {
         let now = live.get() + delta;
@@ -106,6 +112,9 @@ impl rdbench_engine::memory::HeapMeter for Meter {
     fn peak_since(&self, mark: isize) -> Option<usize> {
         let peak = THREAD_PEAK.with(Cell::get);
         installed().then(|| (peak - mark).max(0) as usize)
+    }
+    fn pause(&self, paused: bool) -> bool {
+        THREAD_PAUSED.try_with(|p| p.replace(paused)).unwrap_or(false)
     }
 }
 

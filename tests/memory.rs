@@ -107,3 +107,19 @@ fn revolve_with_fewer_slots_holds_less() {
     eprintln!("revolve peak bytes: 40 slots {p40}, 5 slots {p5}, 35 states are {saved}");
     assert!(p5 < p40 && p40 - p5 >= saved * 8 / 10, "40 slots {p40}, 5 slots {p5}");
 }
+
+/// What the engine runs unmetered (gemm's packing scratch, whose size follows its SIMD kernel)
+/// leaves the thread's peak alone; the same allocation outside it counts in full.
+#[test]
+fn unmetered_scratch_leaves_the_peak_alone() {
+    rdbench::alloc_count::install_meter();
+    let scratch = || std::hint::black_box(vec![1u8; 1 << 20]).len();
+    let (_, counted) = thread_peak_during(scratch);
+    let (_, paused) = thread_peak_during(|| rdbench_engine::memory::unmetered(scratch));
+    assert!(counted.unwrap() >= 1 << 20, "{counted:?}");
+    assert!(paused.unwrap() < 1 << 10, "{paused:?}");
+    // Counting resumes after it, and after a panic inside it.
+    let _ = std::panic::catch_unwind(|| rdbench_engine::memory::unmetered(|| panic!("inside")));
+    let (_, after) = thread_peak_during(scratch);
+    assert_eq!(after, counted);
+}

@@ -11,6 +11,9 @@ pub trait HeapMeter: Sync {
     /// The peak bytes above `mark` this thread allocated since [`start`](Self::start), or
     /// None when the allocator has not counted anything (it is not installed).
     fn peak_since(&self, mark: isize) -> Option<usize>;
+    /// Stop (true) or resume (false) counting this thread's allocations and frees; returns
+    /// whether counting was stopped before.
+    fn pause(&self, paused: bool) -> bool;
 }
 
 static METER: OnceLock<&'static dyn HeapMeter> = OnceLock::new();
@@ -23,6 +26,26 @@ pub fn set_meter(meter: &'static dyn HeapMeter) {
 /// Whether a pass on `device` is measured: a CPU backend with a meter registered.
 pub fn metered(device: &burn::tensor::Device) -> bool {
     METER.get().is_some() && !crate::model::kernels::cube_device(device) && !device.is_autodiff()
+}
+
+/// Run `f` with this thread's counting stopped, for a library's transient scratch that is
+/// allocated and freed within `f`: gemm packs its operands into a buffer whose size follows
+/// its SIMD kernel, which `small_mm` does without, so counting it would make measured bytes
+/// depend on the CPU and on `RDBENCH_SIMD` rather than on the schedule.
+pub fn unmetered<T>(f: impl FnOnce() -> T) -> T {
+    struct Resume(&'static dyn HeapMeter, bool);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            self.0.pause(self.1);
+        }
+    }
+    match METER.get() {
+        Some(&m) => {
+            let _resume = Resume(m, m.pause(true));
+            f()
+        }
+        None => f(),
+    }
 }
 
 /// Run `f` and measure the peak heap bytes it allocated on this thread on `device`: a CPU

@@ -293,10 +293,10 @@ fn gemm_dots(m: usize, n: usize) -> bool {
     m * n <= 16 * 16
 }
 
-/// `dst += a · b` through gemm.
+/// `dst += a · b` through gemm. Its packing scratch is not metered (`memory::unmetered`).
 fn gemm_mm(dst: &mut [f32], m: usize, n: usize, k: usize, a: Mat, b: Mat) {
     // SAFETY: the assert bounds every element gemm reads or writes through these strides.
-    unsafe {
+    crate::memory::unmetered(|| unsafe {
         gemm::gemm(
             m,
             n,
@@ -318,7 +318,7 @@ fn gemm_mm(dst: &mut [f32], m: usize, n: usize, k: usize, a: Mat, b: Mat) {
             false,
             gemm::Parallelism::None,
         );
-    }
+    })
 }
 
 /// The cell's hidden product alone, `out [rows, 3H] = h [rows, H] · W_hh [H, 3H] + b_hh`, as
