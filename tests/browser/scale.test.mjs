@@ -43,7 +43,8 @@ test('Scale view: a two-length scale study in the workers, cancel and resume, ch
   await page.click('#scale-cancel');
   await page.waitForFunction(() => !window.rdbench.scale.running, null, { timeout: 120_000 });
   const resume = await page.textContent('#scale-run');
-  assert(/^Resume scale study \(1 bench and \d+ runs? kept\)$/.test(resume), `button: ${resume}`);
+  // The click races the workers: a tiny bench may finish before it lands.
+  assert(/^Resume scale study \((1 bench|[23] benches) and \d+ runs? kept\)$/.test(resume), `button: ${resume}`);
   await page.click('#scale-run');
   await page.waitForFunction(() => !document.getElementById('scale-download').disabled, null, { timeout: 600_000 });
   const done = await page.textContent('#scale-status');

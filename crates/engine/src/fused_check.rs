@@ -9,7 +9,7 @@ use crate::model::{Gru, RecurrentModel};
 use crate::schedule::reversal::checkpointed_grads;
 use crate::train::adam::Adam;
 use crate::train::dense::dense_grads;
-use crate::train::{init_population, optimizer_step, read_f32};
+use crate::train::{init_population, optimizer_step, read_f32, train_step};
 use burn::tensor::{Device, Tensor};
 use cubecl::logging::{LaunchObservation, LaunchObserver};
 use rdbench_core::track::{self, Track};
@@ -107,15 +107,15 @@ pub struct FusedCheck {
 /// The idea step's checkpoint interval (reversals on 15 of every 16 steps).
 const K: usize = 16;
 
-/// One training step as the population loop takes it (gradients, then `optimizer_step`:
+/// One training step (gradients of parameters packed afresh, then `optimizer_step`:
 /// divergence masks, per-run clip, Adam), without the host read.
-fn train_step(model: &Gru, params: Vec<Tensor<3>>, adam: &mut Adam, batch: &Batch, k: Option<usize>) -> Vec<Tensor<3>> {
+fn one_step(model: &Gru, params: Vec<Tensor<3>>, adam: &mut Adam, batch: &Batch, k: Option<usize>) -> Vec<Tensor<3>> {
     let r = params[0].dims()[0];
     let out = match k {
         None => dense_grads(model, &params, batch),
         Some(k) => checkpointed_grads(model, &params, batch, &vec![k; r], 20).into_grad_out(),
     };
-    optimizer_step(params, adam, out).0
+    optimizer_step(params, adam, out).params
 }
 
 /// Launches of one step, and ms per step over `steps` steps (after a warm-up that also
@@ -130,7 +130,7 @@ async fn measure(
     fused: bool,
 ) -> Result<(usize, f64), EngineError> {
     let device = params[0].device();
-    let run = |p: Vec<Tensor<3>>, adam: &mut Adam| train_step(model, p, adam, batch, k);
+    let run = |p: Vec<Tensor<3>>, adam: &mut Adam| one_step(model, p, adam, batch, k);
     let mut adam = Adam::new(params, lrs, &device);
     if !fused {
         adam = adam.without_gpu_kernels();
@@ -215,16 +215,21 @@ fn optimizer_steps(model: &Gru, params: &[Tensor<3>], batch: &Batch, fused: bool
     }
     assert_eq!(adam.is_fused(), fused && crate::model::kernels::cube_on(&device), "the path asked for");
     let mut p = params.to_vec();
+    // As the population loop steps: the second step's pass takes the rows the first left
+    // packed (the fused path), so a difference between those and its parameters shows here.
+    let mut packed = adam.take_start();
     let mut norms = Vec::new();
     for step in 0..2 {
-        let mut out = dense_grads(model, &p, batch);
-        if step == 1 {
-            let first = Tensor::<1, burn::tensor::Int>::arange(0..r as i64, &device).equal_elem(0);
-            out.loss = out.loss.mask_fill(first, f32::NAN);
-        }
-        let (next, _, norm) = optimizer_step(p, &mut adam, out);
-        p = next;
-        norms.push(norm.reshape([r, 1, 1]));
+        let stepped = train_step(p, packed.take(), &mut adam, |p| {
+            let mut out = dense_grads(model, p, batch);
+            if step == 1 {
+                let first = Tensor::<1, burn::tensor::Int>::arange(0..r as i64, &device).equal_elem(0);
+                out.loss = out.loss.mask_fill(first, f32::NAN);
+            }
+            out
+        });
+        (p, packed) = (stepped.params, stepped.packed);
+        norms.push(stepped.norm.reshape([r, 1, 1]));
     }
     // NaN on both paths is a match; max_diff counts a NaN difference as infinitely far.
     let norms = norms.into_iter().map(|n| n.clone().mask_fill(n.is_nan(), -1.0)).collect::<Vec<_>>();
@@ -485,12 +490,17 @@ pub async fn dispatches(device: &Device, population: usize, frontier: bool) -> R
     let lrs = vec![cfg.lrs[0]; population];
     let order = epoch_order(&mut rngs, train.n, cfg.batch_size);
     let step_kernels = std::cell::RefCell::new(Vec::new());
-    let step = |grads: &dyn Fn(&Batch) -> crate::train::GradOut| {
+    // A step as the population loop takes it after its first: the last step's packed rows
+    // known to the passes.
+    let step = |grads: &dyn Fn(&[Tensor<3>], &Batch) -> crate::train::GradOut| {
         let mut adam = Adam::new(&params, &lrs, device);
+        let first = adam.take_start();
+        let batch = train.batch(&order[0]);
+        let stepped = train_step(params.clone(), first, &mut adam, |p| grads(p, &batch));
         let launches = Arc::new(Launches::default());
         let watching = LaunchObservation::new(launches.clone());
-        let batch = train.batch(&order[0]);
-        drop(optimizer_step(params.clone(), &mut adam, grads(&batch)));
+        let batch = train.batch(&order[1]);
+        drop(train_step(stepped.params, stepped.packed, &mut adam, |p| grads(p, &batch)));
         drop(watching);
         *step_kernels.borrow_mut() = launches.by_kernel();
         launches.0.load(Ordering::Relaxed)
@@ -498,17 +508,21 @@ pub async fn dispatches(device: &Device, population: usize, frontier: bool) -> R
     let k = cfg.k_max;
     let mixed: Vec<usize> = (0..population).map(|r| k - r % k).collect();
     let idea = |ks: &[usize]| {
-        step(&|b: &Batch| checkpointed_grads(&*model, &params, b, ks, cfg.reversal_iters).into_grad_out())
+        step(&|p: &[Tensor<3>], b: &Batch| checkpointed_grads(&*model, p, b, ks, cfg.reversal_iters).into_grad_out())
     };
-    let step_dense = step(&|b: &Batch| crate::train::dense::DenseRule.grads(&*model, &params, b));
+    let step_dense = step(&|p: &[Tensor<3>], b: &Batch| crate::train::dense::DenseRule.grads(&*model, p, b));
     let step_idea_agreeing = idea(&vec![k; population]);
     let step_idea_mixed = idea(&mixed);
     let step_kernels = step_kernels.into_inner();
     let probe_batch = train.all(population, PROBE_TRAJECTORIES);
+    // A probe as the population loop takes it: the parameters' packed rows known (the
+    // optimizer's, or at the first epoch the ones `Adam::new` packed).
+    let packed = Adam::new(&params, &lrs, device).take_start();
     let probe_with = |frontier: bool| {
         let s = ProbeSettings::new(&cfg, frontier);
-        let (model, params, batch) = (&*model, &params, &probe_batch);
+        let (model, params, batch, packed) = (&*model, &params, &probe_batch, packed.clone());
         async move {
+            let _known = crate::model::packed_rows::know_some(params, packed);
             let (out, n, by_kernel) = count_launches_async(probe(model, params, batch, &s, 0)).await;
             out.map(|_| (n, by_kernel))
         }

@@ -1099,8 +1099,12 @@ pub fn split_packed(p: BTensor<3>, shapes: &[[usize; 3]]) -> Vec<BTensor<3>> {
     out
 }
 
-/// The GRU's six parameters packed into `[R, 1, P]` (see [`PackedLayout`]).
+/// The GRU's six parameters packed into `[R, 1, P]` (see [`PackedLayout`]): the rows the
+/// optimizer left where they are known (`packed_rows`), else one launch.
 pub fn gru_pack(p: &[BTensor<3>]) -> BTensor<3> {
+    if let Some(known) = super::packed_rows::of(p) {
+        return known;
+    }
     let d = |i: usize| p[i].clone().into_dispatch();
     BTensor::from_dispatch(<D as GruCubeKernels>::gru_pack(d(0), d(1), d(2), d(3), d(4), d(5)))
 }

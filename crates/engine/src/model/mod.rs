@@ -15,6 +15,7 @@ mod gru;
 pub mod gru_params;
 pub mod kernels;
 pub mod loss;
+pub mod packed_rows;
 mod rev_gru;
 mod rev_gru_kernels;
 mod rev_ode;

@@ -47,6 +47,8 @@ pub struct Adam {
     /// row) for the fused step: one kernel plus the packing (~20 dispatches) where the
     /// tensor ops take ~160; `m` and `v` are then unused.
     packed: Option<(Tensor<3>, Tensor<3>)>,
+    /// On a GPU, the parameters `new` was given, packed (once, for the first step's passes).
+    start: Option<Tensor<3>>,
     /// The parameters' shapes.
     shapes: Vec<[usize; 3]>,
 }
@@ -61,6 +63,7 @@ impl Adam {
             step: 0,
             lr: Tensor::from_data(TensorData::new(lr_data, [lrs.len(), 1, 1]), device),
             packed: None,
+            start: None,
             shapes: params.iter().map(|p| p.dims()).collect(),
         }
         .fused_on(device, params)
@@ -71,6 +74,7 @@ impl Adam {
         if crate::model::kernels::cube_on(device) {
             let p = pack(params);
             self.packed = Some((p.zeros_like(), p.zeros_like()));
+            self.start = Some(p);
             (self.m, self.v) = (Vec::new(), Vec::new());
         }
         self
@@ -80,8 +84,16 @@ impl Adam {
     pub fn without_gpu_kernels(self) -> Self {
         match self.packed {
             None => self,
-            Some((m, v)) => Adam { m: unpack(m, &self.shapes), v: unpack(v, &self.shapes), packed: None, ..self },
+            Some((m, v)) => {
+                Adam { m: unpack(m, &self.shapes), v: unpack(v, &self.shapes), packed: None, start: None, ..self }
+            }
         }
+    }
+
+    /// The parameters [`Adam::new`] was given, as packed rows (`model::packed_rows`): on a GPU,
+    /// once; None after the first call and on the CPU.
+    pub fn take_start(&mut self) -> Option<Tensor<3>> {
+        self.start.take()
     }
 
     /// Whether steps take the fused GPU kernel.
@@ -91,16 +103,17 @@ impl Adam {
 
     /// One whole optimizer step in one kernel (GPU only, [`Adam::is_fused`]): the divergence
     /// mask of runs whose loss or gradient norm is not finite, the per-run clip and Adam, on
-    /// packed values, as `optimizer_step` does with tensor ops. Returns the new parameters
-    /// and the gradient norms `[R]`.
+    /// packed values, as `optimizer_step` does with tensor ops. Returns the new parameters,
+    /// the same packed (the rows they were split from) and the gradient norms `[R]`.
     #[cfg(feature = "cube")]
     pub fn fused_step(
         &mut self,
         params: Vec<Tensor<3>>,
         grads: crate::model::Gradient,
         loss: Tensor<1>,
-    ) -> (Vec<Tensor<3>>, Tensor<1>) {
+    ) -> (Vec<Tensor<3>>, Tensor<3>, Tensor<1>) {
         let (m, v) = self.packed.take().expect("a fused optimizer");
+        self.start = None;
         let r = loss.dims()[0];
         self.step += 1;
         let bc1 = 1.0 - BETA1.powi(self.step);
@@ -127,7 +140,7 @@ impl Adam {
         drop(params);
         self.lr = lr;
         self.packed = Some((m, v));
-        (crate::model::cube_kernels::split_packed(p, &shapes), norms.reshape([r]))
+        (crate::model::cube_kernels::split_packed(p.clone(), &shapes), p, norms.reshape([r]))
     }
 
     /// One Adam step; returns the updated parameters.

@@ -13,7 +13,7 @@ mod population;
 
 pub use arm::{GradOut, GradientRule, LocalFuture, RunExtras};
 pub use enrich::Enrichment;
-pub use population::{Population, optimizer_step, train_population};
+pub use population::{Population, Stepped, optimizer_step, train_population, train_step};
 
 use crate::error::EngineError;
 use crate::host::Host;

@@ -9,7 +9,7 @@ use super::{Tally, TrainSettings, init_population, read_f32, unless_cancelled};
 use crate::batch::{DeviceData, epoch_order};
 use crate::error::EngineError;
 use crate::host::{Event, Host};
-use crate::model::RecurrentModel;
+use crate::model::{RecurrentModel, packed_rows};
 use burn::tensor::{Device, Tensor};
 use rdbench_core::progress::Progress;
 use rdbench_core::records::{DivergedAt, RunRecord, RunSpec};
@@ -47,6 +47,8 @@ pub async fn train_population(
     let lrs: Vec<f64> = specs.iter().map(|s| s.lr).collect();
     let (mut params, mut rngs) = init_population(model, &seeds, device);
     let mut adam = Adam::new(&params, &lrs, device);
+    // Where the parameters are packed rows too (a GPU): the passes and probes take them.
+    let mut packed = adam.take_start();
     // Ranked models (spec §7): each run's rank, grown between epochs by its own loss curve.
     let mut ranks = model.rank_limits().map(|limits| Ranks::new(settings.enrichment, limits, r));
     rule.start(train, r);
@@ -64,7 +66,10 @@ pub async fn train_population(
 
     for epoch in 0..=settings.epochs {
         let live: Vec<bool> = diverged.iter().map(Option::is_none).collect();
-        rule.before_epoch(model, &params, epoch, &live).await?;
+        {
+            let _known = packed_rows::know_some(&params, packed.clone());
+            rule.before_epoch(model, &params, epoch, &live).await?;
+        }
         if epoch == settings.epochs {
             break; // the last hook call comes after the last epoch
         }
@@ -78,10 +83,9 @@ pub async fn train_population(
                 return Err(EngineError::Cancelled);
             }
             let batch = train.batch(idx);
-            let out = rule.grads(model, &params, &batch);
-            let (next, loss, norm) = optimizer_step(params, &mut adam, out);
-            params = next;
-            unread.push(Unread { step, b: batch.b, loss, norm });
+            let stepped = train_step(params, packed.take(), &mut adam, |p| rule.grads(model, p, &batch));
+            (params, packed) = (stepped.params, stepped.packed);
+            unread.push(Unread { step, b: batch.b, loss: stepped.loss, norm: stepped.norm });
             // A read drains a GPU's queue: there, once per epoch (and every few seconds for the
             // progress display); on the CPU it is a copy, so every step.
             if step + 1 == order.len()
@@ -137,12 +141,16 @@ pub async fn train_population(
             for (run, curve) in curves.iter().enumerate() {
                 if let Some(rank) = ranks.after_epoch(run, curve, epoch + 1) {
                     model.set_rank(&mut params, run, rank);
+                    packed = None; // the rows are the parameters before
                 }
             }
         }
     }
 
-    let scores = evaluate(model, &params, &eval.all(r, eval.n)).await?;
+    let scores = {
+        let _known = packed_rows::know_some(&params, packed.take());
+        evaluate(model, &params, &eval.all(r, eval.n)).await?
+    };
     let wall = started.elapsed().as_secs_f64();
     let mut records = Vec::with_capacity(r);
     for (run, spec) in specs.iter().enumerate() {
@@ -197,16 +205,46 @@ fn reads_are_free(device: &Device) -> bool {
     !crate::model::kernels::cube_device(device)
 }
 
+/// What a population step leaves: the new parameters, the same as packed rows where the
+/// optimizer made them (a GPU's fused step), and the step's per-run loss and gradient norm
+/// `[R]`, still on the device.
+pub struct Stepped {
+    /// The new parameters.
+    pub params: Vec<Tensor<3>>,
+    /// `params` packed (`model::packed_rows`), where the optimizer packed them.
+    pub packed: Option<Tensor<3>>,
+    /// Per-run loss.
+    pub loss: Tensor<1>,
+    /// Per-run gradient norm.
+    pub norm: Tensor<1>,
+}
+
+/// One population step: `grads` of the parameters (their packed rows known to the passes,
+/// where the last step left them: on a GPU, no pass packs them again), then
+/// [`optimizer_step`].
+pub fn train_step(
+    params: Vec<Tensor<3>>,
+    packed: Option<Tensor<3>>,
+    adam: &mut Adam,
+    grads: impl FnOnce(&[Tensor<3>]) -> GradOut,
+) -> Stepped {
+    let out = {
+        let _known = packed_rows::know_some(&params, packed);
+        grads(&params)
+    };
+    optimizer_step(params, adam, out)
+}
+
 /// One optimizer step on the device, nothing read: a run whose loss or gradient norm is not
 /// finite diverges here, its weights, gradient and Adam state zeroed (lr included, so it
 /// stays at zero) while the rest of the population continues untouched; then per-run
-/// clipping and Adam. Returns the new parameters and the step's loss and norms `[R]`, which
-/// the host reads later to learn which run diverged when.
-pub fn optimizer_step(params: Vec<Tensor<3>>, adam: &mut Adam, out: GradOut) -> (Vec<Tensor<3>>, Tensor<1>, Tensor<1>) {
+/// clipping and Adam. The host reads the loss and norms later to learn which run diverged
+/// when.
+pub fn optimizer_step(params: Vec<Tensor<3>>, adam: &mut Adam, out: GradOut) -> Stepped {
     #[cfg(feature = "cube")]
     if adam.is_fused() {
-        let (next, norms) = adam.fused_step(params, out.grads, out.loss.clone());
-        return (next, out.loss, norms);
+        let (params, packed, norm) = adam.fused_step(params, out.grads, out.loss.clone());
+        return Stepped { params, packed: Some(packed), loss: out.loss, norm };
     }
     let r = out.loss.dims()[0];
     let grads = out.grads.into_vec();
@@ -217,5 +255,5 @@ pub fn optimizer_step(params: Vec<Tensor<3>>, adam: &mut Adam, out: GradOut) -> 
     let grads: Vec<Tensor<3>> = grads.into_iter().map(|g| zero_runs(g, &bad)).collect();
     adam.zero_runs(&bad);
     let kept = zero_runs(norms.clone(), &bad);
-    (adam.step(params, clip(grads, kept)), out.loss, norms.reshape([r]))
+    Stepped { params: adam.step(params, clip(grads, kept)), packed: None, loss: out.loss, norm: norms.reshape([r]) }
 }
