@@ -81,8 +81,8 @@ fn fused_gpu_reversal_matches_the_cpu_kernel() {
     let cpu_small: Vec<Tensor<3>> = small.iter().map(|p| on(p, &device())).collect();
     let hs = hidden_states(&model, &small, &batch);
     for t in 2..=fx.t {
-        let g = model.reverse(&small, hs[t].clone(), batch.xs[t - 1].clone(), 50);
-        let cpu = model.reverse(&cpu_small, on(&hs[t], &device()), on(&batch.xs[t - 1], &device()), 50);
+        let g = model.reverse(&small, hs[t].clone(), batch.x(t - 1), 50);
+        let cpu = model.reverse(&cpu_small, on(&hs[t], &device()), on(&batch.x(t - 1), &device()), 50);
         let err = max_abs_diff(&read(g.clone()), &read(cpu));
         assert!(err < TOL, "step {t}: GPU vs CPU reversal {err}");
         let err = max_abs_diff(&read(g), &read(hs[t - 1].clone()));

@@ -28,7 +28,7 @@ fn model(rank0: usize, rank_max: usize) -> RevOde {
 fn outputs(m: &RevOde, p: &[Tensor<3>], batch: &Batch) -> Vec<f64> {
     let hs = hidden_states(m, p, batch);
     let mut out = Vec::new();
-    for (t, x) in batch.xs.iter().enumerate() {
+    for (t, x) in batch.xs().enumerate() {
         out.extend(read(hs[t + 1].clone()));
         out.extend(read(m.readout(p, hs[t + 1].clone(), x.clone())));
     }

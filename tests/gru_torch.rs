@@ -83,7 +83,7 @@ fn reversal_rebuilds_previous_state_of_a_contracting_cell() {
     let small: Vec<_> = fx.params.iter().map(|p| p.clone().mul_scalar(0.3)).collect();
     let hs = hidden_states(&model, &small, &fx.batch);
     for t in 2..=fx.t {
-        let g = model.reverse(&small, hs[t].clone(), fx.batch.xs[t - 1].clone(), 50);
+        let g = model.reverse(&small, hs[t].clone(), fx.batch.x(t - 1), 50);
         let err = max_abs_diff(&read(g), &read(hs[t - 1].clone()));
         assert!(err < 1e-4, "step {t}: reversal error {err}");
     }

@@ -61,7 +61,7 @@ fn eval_mse_of_real_runs_matches_an_f64_reference() {
     let [r, tb, f] = batch.y_all().dims();
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &device());
     let mut preds = Vec::new();
-    for x in &batch.xs {
+    for x in batch.xs() {
         h = model.step(&params, h, x.clone());
         preds.push(model.readout(&params, h.clone(), x.clone()));
     }

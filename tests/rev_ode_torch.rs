@@ -120,7 +120,7 @@ fn the_inverse_matches_torch() {
     for t in 1..=fx.t {
         // `iters` is ignored: the inverse is algebraic.
         for iters in [1, 20] {
-            let g = read(fx.model.reverse(&p, hs[t].clone(), batch.xs[t - 1].clone(), iters));
+            let g = read(fx.model.reverse(&p, hs[t].clone(), batch.x(t - 1), iters));
             for b in 0..fx.b {
                 for j in 0..fx.h {
                     let w = want[(b * fx.t + (t - 1)) * fx.h + j];
@@ -145,7 +145,7 @@ fn a_trained_cell_matches_torch_and_reverses_exactly() {
     // One-step relative defect of every step, as the probe defines it (spec §5).
     let mut worst = 0.0f64;
     for t in 2..=t_len {
-        let g = read(fx.model.reverse(&p, hs[t].clone(), batch.xs[t - 1].clone(), 20));
+        let g = read(fx.model.reverse(&p, hs[t].clone(), batch.x(t - 1), 20));
         let truth = read(hs[t - 1].clone());
         for b in 0..fx.b {
             let (g, h) = (&g[b * fx.h..(b + 1) * fx.h], &truth[b * fx.h..(b + 1) * fx.h]);

@@ -163,17 +163,31 @@ function runLabel() {
 }
 
 // ---------------------------------------------------------------- engine
-// `?workers=N` sets how many CPU workers a bench is split over (default: one per hardware
-// thread, at most 8); the report does not depend on it.
+// The query carries page options only: `?workers=N` sets how many CPU workers a bench is
+// split over (default: one per hardware thread, at most 8; the report does not depend on it).
+// Settings live after the # (the link the form keeps).
+const query = new URLSearchParams(location.search);
+const queryOptions = { workers: '?workers=N' };
+
 function workersOption() {
-  const text = new URLSearchParams(location.search).get('workers');
-  if (text === null) return {};
-  const w = parseWorkers(text);
-  if (w.error) {
-    banner('error', `${w.error}: using the default.`);
-    return {};
+  const text = query.get('workers');
+  const w = text === null ? { error: true } : parseWorkers(text);
+  return w.error ? {} : { workers: w.value };
+}
+
+/** What the query asks that the page does not take, each named, for the link's banner. */
+function queryDropped() {
+  const out = [];
+  const workers = query.get('workers');
+  const w = workers === null ? {} : parseWorkers(workers);
+  if (w.error) out.push(`?${w.error}: one worker per hardware thread (at most 8) is used`);
+  for (const key of new Set(query.keys())) {
+    if (key in queryOptions) continue;
+    out.push(controls.isSetting(key)
+      ? `?${key}: a setting goes after the # (…#${key}=${query.get(key)}), not in the query; ignored`
+      : `?${key}: not a page option (the query takes only ${Object.values(queryOptions).join(', ')}); ignored`);
   }
-  return { workers: w.value };
+  return out;
 }
 
 const engine = createEngine({
@@ -489,7 +503,9 @@ function linkProblems({ invalid, repeated, dropped }, what) {
 
 function loadFromHash() {
   if (isRunning()) return keepRunningSettings('Open the link');
-  const text = linkProblems(controls.loadHash(location.hash), 'the link');
+  const found = controls.loadHash(location.hash);
+  found.dropped.push(...queryDropped());
+  const text = linkProblems(found, 'the link');
   if (text) banner('warn', text, 'link');
   else if (bannerTag === 'link') banner(null);
   // A link may name another backend: the presets' times follow (once they are measured).

@@ -455,6 +455,8 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     /** {config (null while any control is invalid), errors, texts, backend}. */
     get current() { return current; },
     label: (key) => byKey.get(key)?.label ?? key,
+    /** Whether `key` names a setting (or the backend). */
+    isSetting: (key) => key === 'backend' || byKey.has(key),
     hash: () => hashOf(current.texts, current.backend),
   };
 }

@@ -217,7 +217,7 @@ fn kernel_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize,
     let (params, _) = init_population(&model, &(0..pop as u64).collect::<Vec<_>>(), device);
     let b = train.all(pop, batch);
     let h = Tensor::<3>::random([pop, batch, hid], Distribution::Uniform(-0.5, 0.5), device);
-    let (x, y) = (b.xs[3].clone(), b.ys[3].clone());
+    let (x, y) = (b.x(3), b.y(3));
     let cell = [&params[0], &params[1], &params[2], &params[3]];
     let mut grads = Grads::PerParam(params.iter().map(|p| p.zeros_like()).collect());
     let Grads::PerParam(g) = &mut grads else { unreachable!("the CPU's layout") };
@@ -300,7 +300,7 @@ fn cell_cost_table(device: &burn::tensor::Device, train: &DeviceData, steps: usi
         let model = rdbench_engine::protocol::build_model(&ctx).expect("a registered model");
         let (params, _) = init_population(&*model, &(0..pop as u64).collect::<Vec<_>>(), device);
         let h = Tensor::<3>::random([pop, 32, model.hidden()], Distribution::Uniform(-0.5, 0.5), device);
-        let x = b.xs[3].clone();
+        let x = b.x(3);
         let iters = 20;
         let per_rev = model.reversal_evals(iters) as f64;
         let mut grads = model.grad_zeros(&params);

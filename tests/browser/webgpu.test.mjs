@@ -174,20 +174,34 @@ test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal 
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
-test('WebGPU: the whole-sequence kernels equal the per-step kernels at T = 3, 80 and 1,000, in one chunk and in several', async () => {
+test('WebGPU: the whole-sequence kernels equal the per-step kernels at T = 3, 80 and 1,000, in the same launches at every T', async () => {
   // A whole training pass in a few launches (crates/engine/src/model/cube_sequence.rs) against
   // the per-step kernels (checked against the tensor ops above): dense BPTT and the idea's pass
   // with the runs at k 1..4, fixed interval and revolve as plans run by one kernel against the
-  // same plans stepped, at populations 1, 8 and 40, the backward pass split in chunks where a
-  // case sets them.
+  // same plans stepped, at populations 1, 8 and 40, the rows split in parts where a case sets
+  // them. T is data: a pass launches as many kernels at T = 1,000 as at T = 3.
   const { page, out: cases } = await engineOnWebgpu('sequence_check', 'webgpu');
   for (const c of cases) {
-    console.log(`    T ${c.t}, ${c.population} runs, chunks of ${c.chunk_steps ?? 'all'} steps: ` +
-      `max |whole - per-step| dense ${c.dense}, idea mixed k ${c.idea_mixed}, plans as data ${c.plans}`);
+    console.log(`    T ${c.t}, ${c.population} runs, parts of ${c.part_rows ?? 'all'} rows: ` +
+      `max |whole - per-step| dense ${c.dense}, idea mixed k ${c.idea_mixed}, plans as data ${c.plans}; ` +
+      `launches dense ${c.launches[0]}, idea ${c.launches[1]}, plans ${c.launches[2]} ` +
+      `(${c.plan_kernels.map(([k, n]) => `${k} ${n}`).join(', ')})`);
     assert(c.dense <= 1e-4 && c.idea_mixed <= 1e-4, `T ${c.t}, ${c.population} runs: dense ${c.dense}, idea ${c.idea_mixed}`);
     assert(c.plans <= 1e-4 && c.plan_counts_agree, `T ${c.t}, ${c.population} runs: plans ${c.plans}, counts agree ${c.plan_counts_agree}`);
   }
   assert(cases.length === 6 && cases.some((c) => c.t === 1000) && cases.some((c) => c.population === 40), 'the cases asked for');
+  // The same population and parts at T = 3 and T = 1,000 launch the same kernels.
+  for (const c of cases.filter((c) => c.t === 1000)) {
+    const short = cases.find((d) => d.t === 3 && d.population === c.population && d.part_rows === c.part_rows);
+    assert(short, `a T = 3 case like T ${c.t}, ${c.population} runs, parts ${c.part_rows}`);
+    assert(JSON.stringify(short.launches) === JSON.stringify(c.launches),
+      `launches at T 3 ${short.launches} vs T 1000 ${c.launches} (${c.population} runs, parts ${c.part_rows})`);
+  }
+  // A part of one row of four: four launches of the pass and four of the sum where one part
+  // takes two.
+  const whole = cases.find((c) => c.t === 3 && c.part_rows === null);
+  const parts = cases.find((c) => c.t === 3 && c.part_rows === 1);
+  assert(parts.launches[0] === whole.launches[0] + 6, `parts of 1 row: ${parts.launches[0]} vs ${whole.launches[0]}`);
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 

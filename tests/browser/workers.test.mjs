@@ -38,3 +38,14 @@ test('a bad ?workers value is named', async () => {
   const text = await page.textContent('#banner');
   assert(text.includes('workers') && text.includes('zero'), `banner: ${text}`);
 });
+
+test('a query the page does not read is named, a setting in it pointed to the #', async () => {
+  // Settings live after the # (the form's link); the query takes page options only.
+  const page = await openPage(browser(), '?preset=quick&hidden_size=64&workers=2#n_seeds=2');
+  const text = await page.textContent('#banner');
+  assert(/\?preset: not a page option/.test(text), `banner names ?preset: ${text}`);
+  assert(/\?hidden_size: a setting goes after the # \(…#hidden_size=64\)/.test(text), `banner points ?hidden_size to the #: ${text}`);
+  assert(!/\?workers:/.test(text), `?workers=2 is an option: ${text}`);
+  assert(await page.inputValue('#hidden_size') !== '64', 'the query set no setting');
+  assert(await page.inputValue('#n_seeds') === '2', 'the hash still set its setting');
+});

@@ -80,13 +80,9 @@ pub fn rows(t: &Tensor<3>, runs: &[usize]) -> Tensor<3> {
     t.clone().select(0, idx)
 }
 
-/// One minibatch of a population, split by time step.
+/// One minibatch of a population, read by time step ([`x`](Batch::x), [`y`](Batch::y)) or
+/// whole ([`sequence`](Batch::sequence)).
 pub struct Batch {
-    /// Inputs per step, `T` tensors `[R, B, F_in]`: views of `x`.
-    pub xs: Vec<Tensor<3>>,
-    /// Targets per target step, `S` tensors `[R, B, F_out]` (S = T for a regression, 1 for a
-    /// classification: the one-hot class, read out at the last step): views of `y`.
-    pub ys: Vec<Tensor<3>>,
     /// Batch size B.
     pub b: usize,
     /// The track's task: where the loss sits and what it is.
@@ -100,13 +96,25 @@ pub struct Batch {
 impl Batch {
     /// The batch of time-major inputs `[T, R, B, F_in]` and targets `[S, R, B, F_out]`.
     fn new(x: Tensor<4>, y: Tensor<4>, task: Task) -> Batch {
-        let [_, r, b, _] = x.dims();
-        // Each step a slice along the outermost dimension: contiguous, so no copy.
-        let steps = |a: &Tensor<4>| -> Vec<Tensor<3>> {
-            let [t, _, _, f] = a.dims();
-            (0..t).map(|s| a.clone().narrow(0, s, 1).reshape([r, b, f])).collect()
-        };
-        Batch { xs: steps(&x), ys: steps(&y), b, task, x, y }
+        Batch { b: x.dims()[2], task, x, y }
+    }
+
+    /// Step `t`'s inputs (0-based), `[R, B, F_in]`. A slice along the outermost dimension is
+    /// contiguous, but a GPU backend copies it unless its offset is aligned (256 bytes on
+    /// WebGPU), so steps are sliced when asked for: a whole-sequence pass never asks.
+    pub fn x(&self, t: usize) -> Tensor<3> {
+        step_of(&self.x, t)
+    }
+
+    /// Target step `s`'s targets (0-based), `[R, B, F_out]`: S = T steps for a regression,
+    /// 1 for a classification (the one-hot class, read out at the last step).
+    pub fn y(&self, s: usize) -> Tensor<3> {
+        step_of(&self.y, s)
+    }
+
+    /// Every step's inputs in order (see [`x`](Self::x)).
+    pub fn xs(&self) -> impl ExactSizeIterator<Item = Tensor<3>> + '_ {
+        (0..self.t()).map(|t| self.x(t))
     }
 
     /// All targets, time-major per run `[R, S * B, F_out]` (a copy: the loss of a whole
@@ -147,7 +155,7 @@ impl Batch {
 
     /// Time steps T.
     pub fn t(&self) -> usize {
-        self.xs.len()
+        self.x.dims()[0]
     }
 
     /// The loss's normalisation: `1 / (B * T * F_out)` for the MSE, `1 / B` for the
@@ -166,13 +174,19 @@ impl Batch {
     pub fn loss_at(&self, t: usize) -> StepLoss {
         let scale = self.loss_scale();
         if self.task.every_step() {
-            StepLoss::of(self.task, self.ys[t - 1].clone(), scale)
+            StepLoss::of(self.task, self.y(t - 1), scale)
         } else if t == self.t() {
-            StepLoss::of(self.task, self.ys[0].clone(), scale)
+            StepLoss::of(self.task, self.y(0), scale)
         } else {
             StepLoss::None
         }
     }
+}
+
+/// Step `s` of a time-major `[S, R, B, F]`: `[R, B, F]`.
+fn step_of(a: &Tensor<4>, s: usize) -> Tensor<3> {
+    let [_, r, b, f] = a.dims();
+    a.clone().narrow(0, s, 1).reshape([r, b, f])
 }
 
 /// The minibatch order of one epoch for each run: a fresh shuffle from the run's own PRNG,
@@ -213,15 +227,15 @@ mod tests {
         let data = Dataset { x, y, n, t, f_in: f, f_out: 2, task: Task::Regression };
         let device = Device::flex();
         let batch = DeviceData::new(&data, &device).batch(&[vec![3, 0], vec![1, 4]]);
-        for (s, xs) in batch.xs.iter().enumerate() {
-            let got = read(xs.clone());
+        for (s, xs) in batch.xs().enumerate() {
+            let got = read(xs);
             let want: Vec<f32> = [3, 0, 1, 4].iter().flat_map(|&i| data.x[(i * t + s) * f..][..f].to_vec()).collect();
             assert_eq!(got, want, "step {s}");
         }
-        assert_eq!(read(batch.xs_between(1, 3)), read(Tensor::cat(batch.xs[1..3].to_vec(), 1)));
-        assert_eq!(read(batch.y_all()), read(Tensor::cat(batch.ys.clone(), 1)));
+        assert_eq!(read(batch.xs_between(1, 3)), read(Tensor::cat(batch.xs().skip(1).take(2).collect(), 1)));
+        assert_eq!(read(batch.y_all()), read(Tensor::cat((0..t).map(|s| batch.y(s)).collect(), 1)));
         assert_eq!(batch.y_all_dims(), batch.y_all().dims());
         let sub = batch.rows(&[1]);
-        assert_eq!(read(sub.xs[2].clone()), read(rows(&batch.xs[2], &[1])));
+        assert_eq!(read(sub.x(2)), read(rows(&batch.x(2), &[1])));
     }
 }

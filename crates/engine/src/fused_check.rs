@@ -164,7 +164,7 @@ async fn agreement(model: &Gru, batch: &Batch, params: &[Tensor<3>]) -> Result<f
         [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat()
     });
     let h = crate::train::dense::hidden_states(model, params, batch);
-    let x = batch.xs[batch.t() / 2].clone();
+    let x = batch.x(batch.t() / 2);
     let h_t = h[batch.t() / 2 + 1].clone();
     let (rev_f, rev_u) = both(&|m| vec![m.reverse(params, h_t.clone(), x.clone(), 20)]);
     let (opt_f, opt_u) = (optimizer_steps(model, params, batch, true), optimizer_steps(model, params, batch, false));
@@ -374,8 +374,8 @@ pub struct SequenceCase {
     pub t: usize,
     /// Runs.
     pub population: usize,
-    /// Time steps per backward launch, when set below T (the chunked path).
-    pub chunk_steps: Option<usize>,
+    /// Rows per backward launch, when set below the rows (a pass in parts).
+    pub part_rows: Option<usize>,
     /// Largest |whole - per-step| of dense BPTT's gradients and losses.
     pub dense: f32,
     /// The same for the idea's pass, the runs at intervals 1..4 (4 - r mod 4).
@@ -385,21 +385,26 @@ pub struct SequenceCase {
     pub plans: f32,
     /// Whether those passes counted the same states and evaluations both ways.
     pub plan_counts_agree: bool,
+    /// Kernel launches of the whole-sequence passes (dense BPTT, the idea's mixed k, both
+    /// plans together): the same at every T.
+    pub launches: [usize; 3],
+    /// The plans' launches by kernel, most first.
+    pub plan_kernels: Vec<(String, usize)>,
 }
 
 /// The whole-sequence kernels (dense and reversal passes) against the per-step kernels
 /// (themselves checked against the tensor ops above) on random data: T = 3, 80 and 1,000,
-/// populations 1, 8 and 40, the backward pass in one chunk and in several. A small GRU
-/// (hidden 8, batch 4) keeps it quick on a software adapter.
+/// populations 1, 8 and 40, the rows in one part and in several. A small GRU (hidden 8,
+/// batch 4) keeps it quick on a software adapter.
 pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, EngineError> {
     use rand::{Rng, SeedableRng};
     let cases: [(usize, usize, Option<usize>); 6] =
-        [(3, 8, None), (3, 1, Some(1)), (80, 8, Some(7)), (80, 40, None), (1000, 8, None), (1000, 1, Some(300))];
+        [(3, 8, None), (3, 1, Some(1)), (80, 8, Some(3)), (80, 40, None), (1000, 8, None), (1000, 1, Some(1))];
     let mut out = Vec::new();
-    for (t, population, chunk_steps) in cases {
+    for (t, population, part_rows) in cases {
         let mut model = Gru::new(2, 8, 2);
-        if let Some(c) = chunk_steps {
-            model = model.with_chunk_steps(c);
+        if let Some(rows) = part_rows {
+            model = model.with_part_rows(rows);
         }
         let reference = model.clone().without_whole_kernels();
         let n = 4;
@@ -420,9 +425,42 @@ pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, Engine
         let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
         let (dense, idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
         let (plans, plan_counts_agree) = plan_diffs((&model, &reference), &params, &batch).await?;
-        out.push(SequenceCase { t, population, chunk_steps, dense, idea_mixed, plans, plan_counts_agree });
+        let (launches, plan_kernels) = whole_launches(&model, &params, &batch, &ks).await;
+        out.push(SequenceCase {
+            t,
+            population,
+            part_rows,
+            dense,
+            idea_mixed,
+            plans,
+            plan_counts_agree,
+            launches,
+            plan_kernels,
+        });
     }
     Ok(out)
+}
+
+/// Kernel launches of `model`'s whole passes (see [`SequenceCase::launches`]).
+async fn whole_launches(
+    model: &Gru,
+    params: &[Tensor<3>],
+    batch: &Batch,
+    ks: &[usize],
+) -> ([usize; 3], Vec<(String, usize)>) {
+    use crate::schedule::{Schedule, whole::plans_at_each};
+    let plans: Vec<_> = [Schedule::FixedInterval { k: 3 }, Schedule::Revolve { slots: 2 }]
+        .iter()
+        .map(|s| s.plan(batch.t()).expect("recomputing"))
+        .collect();
+    let (_, plan_launches, plan_kernels) =
+        count_launches_async(async { plans_at_each(model, params, batch, &plans) }).await;
+    let launches = [
+        count_launches(|| dense_grads(model, params, batch)).1,
+        count_launches(|| checkpointed_grads(model, params, batch, ks, 20)).1,
+        plan_launches,
+    ];
+    (launches, plan_kernels)
 }
 
 /// Largest |a - b| of two models' recomputing passes (fixed interval at k 3, revolve at 2

@@ -1,23 +1,21 @@
 //! The GRU's whole-sequence kernels on the GPU: a training pass of the reversal schedule,
-//! every run at its own checkpoint interval k (dense BPTT is k = 1), in a handful of
-//! launches whatever T. The forward pass is one kernel (a cube per (run, row), the state in
-//! workgroup memory through all T) writing each run's checkpoints to a store; the backward
-//! pass is one kernel per chunk of time steps walking t = T..1 with the state and its
-//! gradient in workgroup memory, h_{t-1} read from the store or rebuilt by the reversal's
-//! fixed-point iterations inside the kernel, plus the per-step kernels' weight reduction
-//! over the chunk's (step, row) pairs. Chunks keep the scratch under WebGPU's binding limit;
-//! at the default config a pass has one.
+//! every run at its own checkpoint interval k (dense BPTT is k = 1), in three launches
+//! whatever T. The forward pass is one kernel (a cube per (run, row), the state in workgroup
+//! memory through all T) writing each run's checkpoints to a store; the backward pass is one
+//! kernel walking t = T..1 with the state and its gradient in workgroup memory, h_{t-1} read
+//! from the store or rebuilt by the reversal's fixed-point iterations inside the kernel, each
+//! cube summing its steps' weight gradients in place (a fixed order, nothing kept per step);
+//! a last kernel sums the cubes' rows per run. Recomputing schedules run their plans as data
+//! the same way. Only the number of rows splits a pass (when the per-row sums would pass
+//! WebGPU's binding limit); T never does.
 //!
-//! WGSL wants barriers in uniform control flow, and cubecl's scalar arguments are not
-//! uniform there: loops that hold a barrier have compile-time bounds (T, the chunk's length,
-//! the reversal's iterations), and the reversal runs at every step of a pass that has one,
-//! its result taken only where the run has no checkpoint (k differs per run, so it cannot
-//! decide a branch around a barrier).
+//! WGSL wants barriers in uniform control flow, and cubecl's scalar arguments and tensor
+//! reads are not known uniform there: T, a run's k and a plan's length pass through
+//! workgroup memory and `workgroupUniformLoad` ([`uniform`]) before they bound a loop or
+//! decide a branch that holds a barrier (a cube is one run, so its k may skip the reversal
+//! at checkpoints).
 
-use super::cube_kernels::{
-    dims3, elementwise, empty, gru_vjp_weights_kernel, packed_offsets, per_row, row_units, scratch_len, scratch_row,
-    sigmoid, tanh_f,
-};
+use super::cube_kernels::{dims3, elementwise, empty, packed_offsets, per_row, row_units, sigmoid, tanh_f};
 use burn::backend::Cube;
 use burn::backend::tensor::FloatTensor;
 use burn::tensor::{Tensor as BTensor, TensorData};
@@ -107,8 +105,22 @@ fn slot_of(s: usize, k: usize) -> usize {
     (s + k - 1) / k
 }
 
-/// The forward pass over all T: a cube per (run, row). Writes h_0 and each state the run
-/// checkpoints (t a multiple of its k, and T) to `store` `[R, slots, N, H]`.
+/// `v` as a value WGSL's uniformity analysis knows is the workgroup's own (unit 0's, through
+/// workgroup memory and `workgroupUniformLoad`). Scalar arguments and tensor reads are not
+/// known uniform there, and a loop or branch that holds a barrier needs a bound or condition
+/// that is: this is how T, a run's k and a plan's length come as data.
+#[cube]
+fn uniform(v: u32) -> u32 {
+    let mut s = Shared::<[u32]>::new_slice(1usize);
+    if UNIT_POS == 0 {
+        s[0] = v;
+    }
+    sync_cube();
+    workgroup_uniform_load(&s[0])
+}
+
+/// The forward pass over all T (`t_len`): a cube per (run, row). Writes h_0 and each state
+/// the run checkpoints (t a multiple of its k, and T) to `store` `[R, slots, N, H]`.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments, clippy::manual_is_multiple_of)] // kernel code: `%` is what cubecl has
 fn gru_seq_forward_kernel(
@@ -120,20 +132,20 @@ fn gru_seq_forward_kernel(
     rows: u32,
     f: u32,
     slots: u32,
-    #[comptime] t_len: u32,
+    t_len: u32,
     #[comptime] hid: u32,
     #[comptime] o: u32,
 ) {
     let (n, f, slots) = (rows as usize, f as usize, slots as usize);
     let nr = runs as usize * n;
     let (hd, od) = (hid as usize, o as usize);
-    let t_end = t_len as usize;
     let rr = CUBE_POS;
     let r = rr / n;
     let row = rr % n;
     let step = CUBE_DIM_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
     let base = r * plen;
+    let t_end = uniform(t_len) as usize;
     let k = u32::cast_from(ks[r]) as usize;
     let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
     let mut j = UNIT_POS_X as usize;
@@ -143,11 +155,11 @@ fn gru_seq_forward_kernel(
         j += step;
     }
     sync_cube();
-    for t in 0..t_len {
-        let cur = (t % 2) as usize * hd;
+    for t in 0..t_end {
+        let cur = (t % 2) * hd;
         let next = hd - cur;
-        let s = t as usize + 1;
-        let x_at = (t as usize * nr + rr) * f;
+        let s = t + 1;
+        let x_at = (t * nr + rr) * f;
         let keep = s % k == 0 || s == t_end;
         let at = ((r * slots + slot_of(s, k)) * n + row) * hd;
         let mut j = UNIT_POS_X as usize;
@@ -167,11 +179,53 @@ fn gru_seq_forward_kernel(
     }
 }
 
-/// The step from h_{t-1} in `hp` (workgroup memory, synced) to h_t in `hs`, and, if `vjp`,
-/// that step's VJP as `gru_vjp_rows_kernel`: its squared-error loss against `y` at `y_at`,
-/// its per-row factors in `scratch` at `s` for `gru_vjp_weights_kernel`, and `dh` taken from
-/// dh_t to dh_{t-1}. Without `vjp` only h_t is made (an advance). The barriers are the same
-/// either way, so a kernel may decide `vjp` per run.
+/// `acc[i] = v` on a cube's first VJP, `acc[i] += v` after it.
+#[cube]
+fn accumulate(acc: &mut Tensor<f32>, i: usize, v: f32, fresh: bool) {
+    if fresh {
+        acc[i] = v;
+    } else {
+        acc[i] += v;
+    }
+}
+
+/// Workgroup memory of a cube that steps and takes VJPs: h_{t-1} (`hp`, read by the step),
+/// h_t, dh, the gates (r, z, n, W_hn h per unit), the readout's squared errors and dp, the
+/// gate gradients (dgh, then dan for dgi's third part).
+#[derive(CubeType)]
+struct StepMemory {
+    hp: Shared<[f32]>,
+    hs: Shared<[f32]>,
+    dh: Shared<[f32]>,
+    gates: Shared<[f32]>,
+    sqs: Shared<[f32]>,
+    dps: Shared<[f32]>,
+    dgh: Shared<[f32]>,
+    dan: Shared<[f32]>,
+}
+
+#[cube]
+fn step_memory(#[comptime] hid: u32, #[comptime] o: u32) -> StepMemory {
+    StepMemory {
+        hp: Shared::<[f32]>::new_slice(comptime!(hid as usize)),
+        hs: Shared::<[f32]>::new_slice(comptime!(hid as usize)),
+        dh: Shared::<[f32]>::new_slice(comptime!(hid as usize)),
+        gates: Shared::<[f32]>::new_slice(comptime!(4 * hid as usize)),
+        sqs: Shared::<[f32]>::new_slice(comptime!(o as usize)),
+        dps: Shared::<[f32]>::new_slice(comptime!(o as usize)),
+        dgh: Shared::<[f32]>::new_slice(comptime!(3 * hid as usize)),
+        dan: Shared::<[f32]>::new_slice(comptime!(hid as usize)),
+    }
+}
+
+/// The step from h_{t-1} in `m.hp` (workgroup memory, synced) to h_t in `m.hs`, and, if
+/// `vjp`, that step's VJP with its squared-error loss against `y` at `y_at`: `m.dh` taken
+/// from dh_t to dh_{t-1}, and the step's weight gradient and squared error added to the
+/// cube's packed sums in `acc` at `a` (`fresh`: written, the cube's first VJP). Each sum has
+/// one owner unit, the same at every step (unit j the columns of gate unit j and row j of
+/// w_o, unit q b_o's q, unit 0 the squared error), so a sum is a fixed-order sum over t that
+/// no other unit touches. Without `vjp` only h_t is made (an advance). The barriers are the
+/// same either way, so a kernel may decide `vjp` per step.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn step_vjp(
@@ -181,132 +235,133 @@ fn step_vjp(
     x_at: usize,
     y: &Tensor<f32>,
     y_at: usize,
-    scratch: &mut Tensor<f32>,
-    s: usize,
-    hp: &Shared<[f32]>,
-    hs: &mut Shared<[f32]>,
-    dh: &mut Shared<[f32]>,
-    sqs: &mut Shared<[f32]>,
-    dps: &mut Shared<[f32]>,
-    dghs: &mut Shared<[f32]>,
+    acc: &mut Tensor<f32>,
+    a: usize,
+    m: &mut StepMemory,
     f: usize,
     hd: usize,
     od: usize,
     scale: f32,
     vjp: bool,
+    fresh: bool,
 ) {
-    let (p_w_hh, _b_ih, _b_hh, p_w_o, p_b_o, _plen) = packed_offsets(f, hd, od);
+    let (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, plen) = packed_offsets(f, hd, od);
     let h3 = 3 * hd;
-    let s_len = scratch_row(hd, f, od);
     let step = CUBE_DIM_X as usize;
-    // The step from h_{t-1}: h' and the gates (kept in this unit's dgi slots for below).
-    let mut j = UNIT_POS_X as usize;
+    let u = UNIT_POS_X as usize;
+    // The step from h_{t-1}: h' and the gates.
+    let mut j = u;
     while j < hd {
-        let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, hp, 0, j, f, hd, od);
+        let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &m.hp, 0, j, f, hd, od);
         let rg = sigmoid(ar);
         let z = sigmoid(az);
         let nn = tanh_f(gin + rg * ghn);
-        let hn = nn + z * (hp[j] - nn);
-        hs[j] = hn;
-        if vjp {
-            scratch[s + 7 * hd + od + f + j] = hp[j];
-            scratch[s + 6 * hd + j] = hn;
-            scratch[s + j] = rg;
-            scratch[s + hd + j] = z;
-            scratch[s + 2 * hd + j] = nn;
-            scratch[s + 3 * hd + j] = ghn;
-        }
+        m.hs[j] = nn + z * (m.hp[j] - nn);
+        m.gates[j] = rg;
+        m.gates[hd + j] = z;
+        m.gates[2 * hd + j] = nn;
+        m.gates[h3 + j] = ghn;
         j += step;
-    }
-    if vjp {
-        let mut q = UNIT_POS_X as usize;
-        while q < f {
-            scratch[s + 7 * hd + od + q] = x[x_at + q];
-            q += step;
-        }
-        if UNIT_POS_X == 0 {
-            scratch[s + s_len - 2] = 1.0f32;
-        }
     }
     sync_cube();
     // Readout and dp = 2 scale (p - y).
     if vjp {
-        let mut q = UNIT_POS_X as usize;
+        let mut q = u;
         while q < od {
             let mut p = pk[base + p_b_o + q];
-            for a in 0..hd {
-                p += hs[a] * pk[base + p_w_o + a * od + q];
+            for i in 0..hd {
+                p += m.hs[i] * pk[base + p_w_o + i * od + q];
             }
             let e = p - y[y_at + q];
-            let d = 2.0f32 * scale * e;
-            sqs[q] = e * e;
-            dps[q] = d;
-            scratch[s + 7 * hd + q] = d;
+            m.sqs[q] = e * e;
+            m.dps[q] = 2.0f32 * scale * e;
             q += step;
         }
     }
     sync_cube();
     if vjp {
-        if UNIT_POS_X == 0 {
+        if u == 0 {
             let mut sq = 0.0f32;
             for q in 0..od {
-                sq += sqs[q];
+                sq += m.sqs[q];
             }
-            scratch[s + s_len - 1] = sq;
+            accumulate(acc, a + plen, sq, fresh);
         }
         // Through h' = n + z (h - n) and the gates.
-        let mut j = UNIT_POS_X as usize;
+        let mut j = u;
         while j < hd {
-            let mut d = dh[j];
+            let mut d = m.dh[j];
             for q in 0..od {
-                d += dps[q] * pk[base + p_w_o + j * od + q];
+                d += m.dps[q] * pk[base + p_w_o + j * od + q];
             }
-            let rg = scratch[s + j];
-            let z = scratch[s + hd + j];
-            let nn = scratch[s + 2 * hd + j];
-            let ghn = scratch[s + 3 * hd + j];
-            let dz = d * (hp[j] - nn);
-            let dn = d * (1.0f32 - z);
-            let dan = dn * (1.0f32 - nn * nn);
-            let dar = dan * ghn * rg * (1.0f32 - rg);
-            let daz = dz * z * (1.0f32 - z);
-            scratch[s + j] = dar;
-            scratch[s + hd + j] = daz;
-            scratch[s + 2 * hd + j] = dan;
-            scratch[s + h3 + j] = dar;
-            scratch[s + h3 + hd + j] = daz;
-            scratch[s + h3 + 2 * hd + j] = dan * rg;
-            dghs[j] = dar;
-            dghs[hd + j] = daz;
-            dghs[2 * hd + j] = dan * rg;
-            dh[j] = d * z;
+            let rg = m.gates[j];
+            let z = m.gates[hd + j];
+            let nn = m.gates[2 * hd + j];
+            let ghn = m.gates[h3 + j];
+            let dan = d * (1.0f32 - z) * (1.0f32 - nn * nn);
+            m.dgh[j] = dan * ghn * rg * (1.0f32 - rg);
+            m.dgh[hd + j] = d * (m.hp[j] - nn) * z * (1.0f32 - z);
+            m.dgh[2 * hd + j] = dan * rg;
+            m.dan[j] = dan;
+            m.dh[j] = d * z;
             j += step;
         }
     }
     sync_cube();
-    // dh_{t-1} = d z + dgh W_hh^T.
     if vjp {
-        let mut j = UNIT_POS_X as usize;
+        let mut j = u;
         while j < hd {
-            let mut acc = dh[j];
+            // dh_{t-1} = d z + dgh W_hh^T.
+            let mut back = m.dh[j];
             let w = base + p_w_hh + j * h3;
             for q in 0..h3 {
-                acc += dghs[q] * pk[w + q];
+                back += m.dgh[q] * pk[w + q];
             }
-            dh[j] = acc;
+            m.dh[j] = back;
+            // Unit j's columns: w_ih += x^T dgi, w_hh += h_prev^T dgh, the biases += dg.
+            let (dar, daz, dhn, dan) = (m.dgh[j], m.dgh[hd + j], m.dgh[2 * hd + j], m.dan[j]);
+            for i in 0..f {
+                let xv = x[x_at + i];
+                let w = a + i * h3 + j;
+                accumulate(acc, w, xv * dar, fresh);
+                accumulate(acc, w + hd, xv * daz, fresh);
+                accumulate(acc, w + 2 * hd, xv * dan, fresh);
+            }
+            for i in 0..hd {
+                let hv = m.hp[i];
+                let w = a + p_w_hh + i * h3 + j;
+                accumulate(acc, w, hv * dar, fresh);
+                accumulate(acc, w + hd, hv * daz, fresh);
+                accumulate(acc, w + 2 * hd, hv * dhn, fresh);
+            }
+            accumulate(acc, a + p_b_ih + j, dar, fresh);
+            accumulate(acc, a + p_b_ih + hd + j, daz, fresh);
+            accumulate(acc, a + p_b_ih + 2 * hd + j, dan, fresh);
+            accumulate(acc, a + p_b_hh + j, dar, fresh);
+            accumulate(acc, a + p_b_hh + hd + j, daz, fresh);
+            accumulate(acc, a + p_b_hh + 2 * hd + j, dhn, fresh);
+            // Row j of w_o += h'^T dp.
+            let hv = m.hs[j];
+            for q in 0..od {
+                accumulate(acc, a + p_w_o + j * od + q, hv * m.dps[q], fresh);
+            }
             j += step;
+        }
+        let mut q = u;
+        while q < od {
+            accumulate(acc, a + p_b_o + q, m.dps[q], fresh);
+            q += step;
         }
     }
     sync_cube();
 }
 
-/// The backward pass over steps t = hi, hi - 1, .., hi - len + 1 (a chunk): a cube per
-/// (run, row). At each step h_{t-1} is the run's checkpoint if it has one there, else the
-/// reversal of h_t (`iters` fixed-point iterations in workgroup memory, as
-/// `gru_reverse_kernel`); then the step's VJP with its squared-error loss as
-/// `gru_vjp_rows_kernel`, its per-row factors written to `scratch` `[R, len * N, S]` for
-/// `gru_vjp_weights_kernel`. `carry` `[R, N, 2H]` holds h_t and dh_t between chunks (the
-/// first chunk starts from the store's h_T and a zero gradient).
+/// The backward pass over t = T..1 (`t_len`) for `part` rows from `row0`: a cube per (run,
+/// row). At each step h_{t-1} is the run's checkpoint if it has one there, else the reversal
+/// of h_t (`iters` fixed-point iterations in workgroup memory, as `gru_reverse_kernel`);
+/// then the step's VJP with its squared-error loss, summed into the cube's packed row of
+/// `acc` `[R, part, P + 1]` (see `step_vjp`) for `sum_rows_kernel`. Nothing in it grows
+/// with T.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments, clippy::manual_is_multiple_of)] // kernel code: `%` is what cubecl has
 fn gru_seq_vjp_rows_kernel(
@@ -315,118 +370,101 @@ fn gru_seq_vjp_rows_kernel(
     x: &Tensor<f32>,
     y: &Tensor<f32>,
     ks: &Tensor<f32>,
-    carry: &mut Tensor<f32>,
-    scratch: &mut Tensor<f32>,
+    acc: &mut Tensor<f32>,
     runs: u32,
     rows: u32,
+    part: u32,
+    row0: u32,
     f: u32,
     slots: u32,
-    hi: u32,
-    first: u32,
+    t_len: u32,
     scale: f32,
-    #[comptime] len: u32,
     #[comptime] hid: u32,
     #[comptime] o: u32,
     #[comptime] iters: u32,
 ) {
-    let (n, f, slots, hi) = (rows as usize, f as usize, slots as usize, hi as usize);
+    let (n, part, f, slots) = (rows as usize, part as usize, f as usize, slots as usize);
     let nr = runs as usize * n;
     let (hd, od) = (hid as usize, o as usize);
-    let rr = CUBE_POS;
-    let r = rr / n;
-    let row = rr % n;
+    let cube = CUBE_POS;
+    let r = cube / part;
+    let row = row0 as usize + cube % part;
+    let rr = r * n + row;
     let step = CUBE_DIM_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
     let base = r * plen;
-    let s_len = scratch_row(hd, f, od);
-    let k = u32::cast_from(ks[r]) as usize;
+    let a = cube * (plen + 1);
+    let t_end = uniform(t_len) as usize;
+    // A cube is one run: its k decides the branch around the reversal's barriers.
+    let k = uniform(u32::cast_from(ks[r])) as usize;
     let mut hc = Shared::<[f32]>::new_slice(comptime!(hid as usize));
     let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
-    let mut hp = Shared::<[f32]>::new_slice(comptime!(hid as usize));
-    let mut hs = Shared::<[f32]>::new_slice(comptime!(hid as usize));
-    let mut dh = Shared::<[f32]>::new_slice(comptime!(hid as usize));
-    let mut sqs = Shared::<[f32]>::new_slice(comptime!(o as usize));
-    let mut dps = Shared::<[f32]>::new_slice(comptime!(o as usize));
-    let mut dghs = Shared::<[f32]>::new_slice(comptime!(3 * hid as usize));
+    let mut m = step_memory(hid, o);
 
-    let c_at = rr * 2 * hd;
-    let top = ((r * slots + slot_of(hi, k)) * n + row) * hd;
+    let top = ((r * slots + slot_of(t_end, k)) * n + row) * hd;
     let mut j = UNIT_POS_X as usize;
     while j < hd {
-        if first == 1 {
-            hc[j] = store[top + j];
-            dh[j] = 0.0f32;
-        } else {
-            hc[j] = carry[c_at + j];
-            dh[j] = carry[c_at + hd + j];
-        }
+        hc[j] = store[top + j];
+        m.dh[j] = 0.0f32;
         j += step;
     }
     sync_cube();
-    for i in 0..len {
-        let tt = hi - 1 - i as usize; // step tt + 1 reads h_tt, x_tt and y_tt
+    for i in 0..t_end {
+        let tt = t_end - 1 - i; // step tt + 1 reads h_tt, x_tt and y_tt
         let x_at = (tt * nr + rr) * f;
-        let y_at = (tt * nr + rr) * od;
-        let s = ((r * len as usize + i as usize) * n + row) * s_len;
-        // h_tt by reversal from h_{tt+1} (taken only where the run has no checkpoint).
-        let mut j = UNIT_POS_X as usize;
-        while j < hd {
-            g[j] = hc[j];
-            j += step;
-        }
-        sync_cube();
-        for it in 0..iters {
-            let cur = (it % 2) as usize * hd;
-            let next = hd - cur;
+        if tt % k == 0 {
+            let at = ((r * slots + slot_of(tt, k)) * n + row) * hd;
             let mut j = UNIT_POS_X as usize;
             while j < hd {
-                g[next + j] = reversal_iterate(pk, base, x, x_at, &g, cur, &hc, j, f, hd, od);
+                m.hp[j] = store[at + j];
+                j += step;
+            }
+        } else {
+            // h_tt by reversal from h_{tt+1}.
+            let mut j = UNIT_POS_X as usize;
+            while j < hd {
+                g[j] = hc[j];
                 j += step;
             }
             sync_cube();
-        }
-        let last = (iters % 2) as usize * hd;
-        let checkpoint = tt % k == 0;
-        let at = ((r * slots + slot_of(tt, k)) * n + row) * hd;
-        let mut j = UNIT_POS_X as usize;
-        while j < hd {
-            if checkpoint {
-                hp[j] = store[at + j];
-            } else {
-                hp[j] = g[last + j];
+            for it in 0..iters {
+                let cur = (it % 2) as usize * hd;
+                let next = hd - cur;
+                let mut j = UNIT_POS_X as usize;
+                while j < hd {
+                    g[next + j] = reversal_iterate(pk, base, x, x_at, &g, cur, &hc, j, f, hd, od);
+                    j += step;
+                }
+                sync_cube();
             }
-            j += step;
+            let last = (iters % 2) as usize * hd;
+            let mut j = UNIT_POS_X as usize;
+            while j < hd {
+                m.hp[j] = g[last + j];
+                j += step;
+            }
         }
         sync_cube();
-        step_vjp(
-            pk, base, x, x_at, y, y_at, scratch, s, &hp, &mut hs, &mut dh, &mut sqs, &mut dps, &mut dghs, f, hd, od,
-            scale, true,
-        );
+        let y_at = (tt * nr + rr) * od;
+        step_vjp(pk, base, x, x_at, y, y_at, acc, a, &mut m, f, hd, od, scale, true, i == 0);
         // h_tt becomes the state the next step reverses from.
         let mut j = UNIT_POS_X as usize;
         while j < hd {
-            hc[j] = hp[j];
+            hc[j] = m.hp[j];
             j += step;
         }
     }
-    let mut j = UNIT_POS_X as usize;
-    while j < hd {
-        carry[c_at + j] = hc[j];
-        carry[c_at + hd + j] = dh[j];
-        j += step;
-    }
 }
 
-/// Recomputing schedules' plans (`schedule::plan::Compiled`) on the GPU, `per_plan`
-/// consecutive runs to a plan: a cube per (run, row) runs chunk `chunk` of its run's plan
-/// (`plan` `[plans, chunks, len, 4]`), each step 4 values (op, load slot + 1,
-/// store slot + 1, time): load the working state from a snapshot slot, store it to one, then
-/// advance it one step or take the VJP of the step from it (op 1, 2; 0 nothing). The working
-/// state and its gradient live in workgroup memory and pass between launches in `carry`
-/// `[R, N, 2H]`, the snapshots in `snaps` `[R, slots * N, H]`; the VJPs write their factors
-/// to `scratch` `[R, steps * N, S]` at row hi - 1 - t for `gru_vjp_weights_kernel`. Every
-/// step passes the same barriers (the op only decides what is written), and `len` is a
-/// compile-time bound: the plan comes as data without breaking WGSL's uniformity rule.
+/// Recomputing schedules' plans (`schedule::plan::Compiled`) on the GPU for `part` rows from
+/// `row0`, `per_plan` consecutive runs to a plan: a cube per (run, row) runs its run's plan
+/// (`plan` `[plans, len, 4]`, `len` the longest, shorter ones padded with steps that do
+/// nothing), each step 4 values (op, load slot + 1, store slot + 1, time): load the working
+/// state from a snapshot slot, store it to one, then advance it one step or take the VJP of
+/// the step from it (op 1, 2; 0 nothing). The working state and its gradient live in
+/// workgroup memory, the snapshots in `snaps` `[R, slots * N, H]`; the VJPs sum into `acc`
+/// as `gru_seq_vjp_rows_kernel`'s. Every step passes the same barriers (the op only decides
+/// what is written).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn gru_plan_kernel(
@@ -435,114 +473,97 @@ fn gru_plan_kernel(
     y: &Tensor<f32>,
     plan: &Tensor<f32>,
     snaps: &mut Tensor<f32>,
-    carry: &mut Tensor<f32>,
-    scratch: &mut Tensor<f32>,
+    acc: &mut Tensor<f32>,
     runs: u32,
     rows: u32,
+    part: u32,
+    row0: u32,
     f: u32,
     slots: u32,
     per_plan: u32,
-    chunks: u32,
-    chunk: u32,
-    hi: u32,
-    steps: u32,
+    len: u32,
     scale: f32,
-    #[comptime] len: u32,
     #[comptime] hid: u32,
     #[comptime] o: u32,
 ) {
-    let (n, f, slots, hi, steps) = (rows as usize, f as usize, slots as usize, hi as usize, steps as usize);
-    let first = chunk == 0;
+    let (n, part, f, slots) = (rows as usize, part as usize, f as usize, slots as usize);
     let nr = runs as usize * n;
     let (hd, od) = (hid as usize, o as usize);
-    let rr = CUBE_POS;
-    let r = rr / n;
-    let row = rr % n;
+    let cube = CUBE_POS;
+    let r = cube / part;
+    let row = row0 as usize + cube % part;
+    let rr = r * n + row;
     let step = CUBE_DIM_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
     let base = r * plen;
-    let s_len = scratch_row(hd, f, od);
-    let at = ((r / per_plan as usize) * chunks as usize + chunk as usize) * len as usize;
-    let mut hp = Shared::<[f32]>::new_slice(comptime!(hid as usize));
-    let mut hs = Shared::<[f32]>::new_slice(comptime!(hid as usize));
-    let mut dh = Shared::<[f32]>::new_slice(comptime!(hid as usize));
-    let mut sqs = Shared::<[f32]>::new_slice(comptime!(o as usize));
-    let mut dps = Shared::<[f32]>::new_slice(comptime!(o as usize));
-    let mut dghs = Shared::<[f32]>::new_slice(comptime!(3 * hid as usize));
+    let a = cube * (plen + 1);
+    let len = uniform(len) as usize;
+    let at = (r / per_plan as usize) * len;
+    let mut m = step_memory(hid, o);
 
-    let c_at = rr * 2 * hd;
     let mut j = UNIT_POS_X as usize;
     while j < hd {
-        if first {
-            hp[j] = 0.0f32;
-            dh[j] = 0.0f32;
-        } else {
-            hp[j] = carry[c_at + j];
-            dh[j] = carry[c_at + hd + j];
-        }
+        m.hp[j] = 0.0f32;
+        m.dh[j] = 0.0f32;
         j += step;
     }
     sync_cube();
+    let mut fresh = true;
     for i in 0..len {
-        let a = (at + i as usize) * 4;
-        let op = u32::cast_from(plan[a]);
-        let load = u32::cast_from(plan[a + 1]) as usize;
-        let store = u32::cast_from(plan[a + 2]) as usize;
-        let t = u32::cast_from(plan[a + 3]) as usize;
+        let p = (at + i) * 4;
+        let op = u32::cast_from(plan[p]);
+        let load = u32::cast_from(plan[p + 1]) as usize;
+        let store = u32::cast_from(plan[p + 2]) as usize;
+        let t = u32::cast_from(plan[p + 3]) as usize;
         let mut j = UNIT_POS_X as usize;
         while j < hd {
             if load > 0 {
-                hp[j] = snaps[((r * slots + load - 1) * n + row) * hd + j];
+                m.hp[j] = snaps[((r * slots + load - 1) * n + row) * hd + j];
             }
             if store > 0 {
-                snaps[((r * slots + store - 1) * n + row) * hd + j] = hp[j];
+                snaps[((r * slots + store - 1) * n + row) * hd + j] = m.hp[j];
             }
             j += step;
         }
         sync_cube();
-        // Step t + 1 reads h_t, x_t and y_t; a VJP's factors go to row hi - 1 - t.
+        // Step t + 1 reads h_t, x_t and y_t.
         let vjp = op == 2;
-        let mut srow = 0usize;
+        let (x_at, y_at) = ((t * nr + rr) * f, (t * nr + rr) * od);
+        step_vjp(pk, base, x, x_at, y, y_at, acc, a, &mut m, f, hd, od, scale, vjp, fresh);
         if vjp {
-            srow = hi - 1 - t;
+            fresh = false;
         }
-        let s = ((r * steps + srow) * n + row) * s_len;
-        step_vjp(
-            pk,
-            base,
-            x,
-            (t * nr + rr) * f,
-            y,
-            (t * nr + rr) * od,
-            scratch,
-            s,
-            &hp,
-            &mut hs,
-            &mut dh,
-            &mut sqs,
-            &mut dps,
-            &mut dghs,
-            f,
-            hd,
-            od,
-            scale,
-            vjp,
-        );
         if op == 1 {
             let mut j = UNIT_POS_X as usize;
             while j < hd {
-                hp[j] = hs[j];
+                m.hp[j] = m.hs[j];
                 j += step;
             }
         }
         sync_cube();
     }
-    let mut j = UNIT_POS_X as usize;
-    while j < hd {
-        carry[c_at + j] = hp[j];
-        carry[c_at + hd + j] = dh[j];
-        j += step;
+}
+
+/// A pass's packed gradient from its cubes' sums: `g_out[r] = g_in[r] + sum over the part's
+/// rows i of acc[r, i]` (without `g_in`, not read, unless `add`), the rows in order.
+#[cube(launch_unchecked)]
+fn sum_rows_kernel(g_in: &Tensor<f32>, acc: &Tensor<f32>, g_out: &mut Tensor<f32>, part: u32, plen: u32, add: u32) {
+    let pos = ABSOLUTE_POS;
+    if pos >= g_out.len() {
+        terminate!();
     }
+    let (part, plen) = (part as usize, plen as usize);
+    let r = pos / plen;
+    let mut s = r * part * plen + pos % plen;
+    let mut sum = 0.0f32;
+    for _ in 0..part {
+        sum += acc[s];
+        s += plen;
+    }
+    if add == 1 {
+        sum += g_in[pos];
+    }
+    g_out[pos] = sum;
 }
 
 /// The chained defects at interval `k` (spec §5): a cube per (run, chain, row). Chain i
@@ -644,15 +665,15 @@ fn gru_chain_kernel(
     }
 }
 
-/// Bytes one chunk's scratch may take: under WebGPU's default storage-binding limit
-/// (128 MiB, a limit per binding; the store is a binding of its own). At 112 MiB a pass of
-/// 40 runs × 32 rows × 80 steps of the default GRU (107 MB) is one chunk.
-const SCRATCH_BYTES: usize = 112 << 20;
+/// Bytes a pass's per-(run, row) sums may take: under WebGPU's default storage-binding
+/// limit (128 MiB, a limit per binding). The sums do not grow with T; past this the rows
+/// split into parts, one launch each.
+const SUMS_BYTES: usize = 112 << 20;
 
-/// Time steps per backward chunk: all T when the scratch (`s_len` values per row, see
-/// `scratch_len`) fits [`SCRATCH_BYTES`].
-pub fn chunk_len(t: usize, runs: usize, rows: usize, s_len: usize) -> usize {
-    (SCRATCH_BYTES / (4 * runs * rows * s_len).max(1)).clamp(1, t.max(1))
+/// Rows per launch of a pass: all `rows` when their sums (`plen` values per (run, row))
+/// fit [`SUMS_BYTES`].
+pub fn part_rows(runs: usize, rows: usize, plen: usize) -> usize {
+    (SUMS_BYTES / (4 * runs * plen).max(1)).clamp(1, rows.max(1))
 }
 
 fn dims4(t: &CubeTensor) -> [usize; 4] {
@@ -688,8 +709,8 @@ pub trait GruSequenceKernels: burn::backend::Backend {
 
     /// The backward pass from that store with targets `y` `[T, R, N, O]`, the loss
     /// `scale * sum (p - y)^2` at every step and `iters` reversal iterations (0: every state
-    /// is a checkpoint), `chunk` time steps per backward launch: the packed gradient
-    /// `[R, 1, P + 1]`, its last value per run the summed squared error.
+    /// is a checkpoint), `part` rows per launch: the packed gradient `[R, 1, P + 1]`, its
+    /// last value per run the summed squared error.
     #[allow(clippy::too_many_arguments)]
     fn gru_seq_vjp(
         pk: FloatTensor<Self>,
@@ -699,25 +720,24 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         ks: FloatTensor<Self>,
         scale: f32,
         iters: usize,
-        chunk: usize,
+        part: usize,
     ) -> FloatTensor<Self>;
 
     /// Recomputing schedules' plans (see `gru_plan_kernel`) from packed parameters `pk`
     /// `[R, 1, P]` over inputs `x` `[T, R, N, F]` and targets `y` `[T, R, N, O]`: `plan`
-    /// `[plans, chunks, len, 4]` the plans' steps, R / plans consecutive runs to each, chunk
-    /// c run by one launch with `chunks[c] = (hi, steps)` (its VJPs are of steps
-    /// hi..hi - steps + 1 in every plan), `slots` snapshot slots. Returns the packed gradient
-    /// as [`gru_seq_vjp`](Self::gru_seq_vjp).
+    /// `[plans, len, 4]` the plans' steps, R / plans consecutive runs to each, `slots`
+    /// snapshot slots, `part` rows per launch. Returns the packed gradient as
+    /// [`gru_seq_vjp`](Self::gru_seq_vjp).
     #[allow(clippy::too_many_arguments)]
     fn gru_plan(
         pk: FloatTensor<Self>,
         x: FloatTensor<Self>,
         y: FloatTensor<Self>,
         plan: FloatTensor<Self>,
-        chunks: &[(usize, usize)],
         slots: usize,
         hid: usize,
         scale: f32,
+        part: usize,
     ) -> FloatTensor<Self>;
 }
 
@@ -801,7 +821,7 @@ impl GruSequenceKernels for Cube {
         ks: CubeTensor,
         scale: f32,
         iters: usize,
-        chunk: usize,
+        part: usize,
     ) -> CubeTensor {
         let [pk, store, x, y, ks] = [pk, store, x, y, ks].map(into_contiguous);
         let [t, r, n, f] = dims4(&x);
@@ -809,47 +829,37 @@ impl GruSequenceKernels for Cube {
         let [_, sn, hid] = dims3(&store);
         let slots = sn / n;
         let plen = dims3(&pk)[2] + 1;
-        let s_len = scratch_len(hid, f, o);
-        let len = chunk.clamp(1, t.max(1));
-        let carry = empty(&x, [r, n, 2 * hid]);
         let client = x.client.clone();
-        // The first chunk's reduction starts the gradient (its `g_in`, pk, is not read).
-        let mut g: Option<CubeTensor> = None;
-        let mut hi = t;
-        while hi > 0 {
-            let this = len.min(hi);
-            let scratch = empty(&x, [r, this * n, s_len]);
-            // SAFETY: as the forward pass; the chunk's steps hi - this .. hi - 1 are within T,
-            // its scratch is sized here for `this` steps, and `carry` for every (run, row).
+        by_parts(&pk, n, part, plen, |row0, this| {
+            let acc = empty(&x, [r, this, plen]);
+            // SAFETY: as the forward pass; the cubes are this part's (run, row) pairs, rows
+            // row0 .. row0 + this < N, each summing into its own row of `acc`, sized here.
             unsafe {
                 gru_seq_vjp_rows_kernel::launch_unchecked(
                     &client,
-                    per_row(r, n),
+                    per_row(r, this),
                     CubeDim::new_1d(row_units(hid)),
                     pk.clone().into_tensor_arg(),
                     store.clone().into_tensor_arg(),
                     x.clone().into_tensor_arg(),
                     y.clone().into_tensor_arg(),
                     ks.clone().into_tensor_arg(),
-                    carry.clone().into_tensor_arg(),
-                    scratch.clone().into_tensor_arg(),
+                    acc.clone().into_tensor_arg(),
                     r as u32,
                     n as u32,
+                    this as u32,
+                    row0 as u32,
                     f as u32,
                     slots as u32,
-                    hi as u32,
-                    u32::from(hi == t),
+                    t as u32,
                     scale,
-                    this as u32,
                     hid as u32,
                     o as u32,
                     iters as u32,
                 )
             };
-            g = Some(reduce_weights(&pk, g, scratch, this * n, (f, hid, o, plen)));
-            hi -= this;
-        }
-        g.expect("T >= 1: one chunk at least")
+            acc
+        })
     }
 
     fn gru_plan(
@@ -857,92 +867,91 @@ impl GruSequenceKernels for Cube {
         x: CubeTensor,
         y: CubeTensor,
         plan: CubeTensor,
-        chunks: &[(usize, usize)],
         slots: usize,
         hid: usize,
         scale: f32,
+        part: usize,
     ) -> CubeTensor {
         let [pk, x, y, plan] = [pk, x, y, plan].map(into_contiguous);
         let [_, r, n, f] = dims4(&x);
         let o = dims4(&y)[3];
         let plen = dims3(&pk)[2] + 1;
-        let s_len = scratch_len(hid, f, o);
-        let [plans, _, len, _] = dims4(&plan);
+        let [plans, len, _] = dims3(&plan);
         assert_eq!(r % plans, 0, "the runs divide among the plans");
         let snaps = empty(&x, [r, slots.max(1) * n, hid]);
-        let carry = empty(&x, [r, n, 2 * hid]);
         let client = x.client.clone();
-        let mut g: Option<CubeTensor> = None;
-        for (c, &(hi, steps)) in chunks.iter().enumerate() {
-            let scratch = empty(&x, [r, steps * n, s_len]);
+        by_parts(&pk, n, part, plen, |row0, this| {
+            let acc = empty(&x, [r, this, plen]);
             // SAFETY: the plan's steps (checked by `schedule::plan::compile`) load and store
-            // slots below `slots`, read x and y at times below T, and write scratch rows
-            // hi - 1 - t < steps for this chunk's VJPs; `carry` holds every (run, row).
+            // slots below `slots` and read x and y at times below T; the cubes are this
+            // part's (run, row) pairs, each summing into its own row of `acc`, sized here.
             unsafe {
                 gru_plan_kernel::launch_unchecked(
                     &client,
-                    per_row(r, n),
+                    per_row(r, this),
                     CubeDim::new_1d(row_units(hid)),
                     pk.clone().into_tensor_arg(),
                     x.clone().into_tensor_arg(),
                     y.clone().into_tensor_arg(),
                     plan.clone().into_tensor_arg(),
                     snaps.clone().into_tensor_arg(),
-                    carry.clone().into_tensor_arg(),
-                    scratch.clone().into_tensor_arg(),
+                    acc.clone().into_tensor_arg(),
                     r as u32,
                     n as u32,
+                    this as u32,
+                    row0 as u32,
                     f as u32,
                     slots.max(1) as u32,
                     (r / plans) as u32,
-                    chunks.len() as u32,
-                    c as u32,
-                    hi as u32,
-                    steps as u32,
-                    scale,
                     len as u32,
+                    scale,
                     hid as u32,
                     o as u32,
                 )
             };
-            g = Some(reduce_weights(&pk, g, scratch, steps * n, (f, hid, o, plen)));
-        }
-        g.expect("a plan has one VJP at least")
+            acc
+        })
     }
 }
 
-/// The chunk's weight gradient added to the gradient so far (`gru_vjp_weights_kernel` over
-/// the scratch's `rows` (step, row) pairs per run); the first chunk starts it.
-fn reduce_weights(
+/// A pass over `n` rows in parts of `part` (one launch of `pass(row0, rows)` each, returning
+/// its sums `[R, rows, plen]`), each part's sums added to the gradient so far by
+/// `sum_rows_kernel`: the packed gradient `[R, 1, plen]`.
+fn by_parts(
     pk: &CubeTensor,
-    g: Option<CubeTensor>,
-    scratch: CubeTensor,
-    rows: usize,
-    (f, hid, o, plen): (usize, usize, usize, usize),
+    n: usize,
+    part: usize,
+    plen: usize,
+    mut pass: impl FnMut(usize, usize) -> CubeTensor,
 ) -> CubeTensor {
     let r = dims3(pk)[0];
-    let g_out = empty(pk, [r, 1, plen]);
-    let (count, dim) = elementwise(pk, r * plen);
-    let add = u32::from(g.is_some());
-    // SAFETY: as `gru_step_vjp_packed`'s weight kernel: its scratch has `rows` (step, row)
-    // pairs per run; the first chunk's `g_in` (pk, one value shorter per run) is not read
-    // (`add` 0).
-    unsafe {
-        gru_vjp_weights_kernel::launch_unchecked(
-            &pk.client,
-            count,
-            dim,
-            g.unwrap_or_else(|| pk.clone()).into_tensor_arg(),
-            scratch.into_tensor_arg(),
-            g_out.clone().into_tensor_arg(),
-            rows as u32,
-            f as u32,
-            hid as u32,
-            o as u32,
-            add,
-        )
-    };
-    g_out
+    let part = part.clamp(1, n.max(1));
+    let mut g: Option<CubeTensor> = None;
+    for row0 in (0..n).step_by(part) {
+        let this = part.min(n - row0);
+        let acc = pass(row0, this);
+        let g_out = empty(pk, [r, 1, plen]);
+        let (count, dim) = elementwise(pk, r * plen);
+        let add = u32::from(g.is_some());
+        // SAFETY: `acc` holds `this` rows of `plen` sums per run and `g_out` R rows of
+        // `plen`; the first part's `g_in` (pk, one value shorter per run) is not read (`add`
+        // 0).
+        unsafe {
+            sum_rows_kernel::launch_unchecked(
+                &pk.client,
+                count,
+                dim,
+                g.unwrap_or_else(|| pk.clone()).into_tensor_arg(),
+                acc.into_tensor_arg(),
+                g_out.clone().into_tensor_arg(),
+                this as u32,
+                plen as u32,
+                add,
+            )
+        };
+        g = Some(g_out);
+    }
+    g.expect("one row at least")
 }
 
 /// The runtime-dispatched backend the tensor API runs on.
@@ -951,8 +960,8 @@ type D = burn::backend::Dispatch;
 /// The whole pass on tensors: packed parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`,
 /// targets `y` `[T, R, N, O]`, run r checkpointing every `ks[r]`-th state (`slots`: the most
 /// checkpoints any run keeps) and rebuilding the others by `iters` reversal iterations.
-/// `chunk` time steps per backward launch (None: as many as [`SCRATCH_BYTES`] allows).
-/// Returns the pass's packed gradient and summed squared error (the layout of
+/// `part` rows per backward launch (None: as many as [`SUMS_BYTES`] allows). Returns the
+/// pass's packed gradient and summed squared error (the layout of
 /// [`GruCubeKernels::gru_step_vjp_packed`](super::cube_kernels::GruCubeKernels::gru_step_vjp_packed)).
 #[allow(clippy::too_many_arguments)]
 pub fn gru_sequence_pass(
@@ -963,11 +972,11 @@ pub fn gru_sequence_pass(
     hid: usize,
     scale: f32,
     iters: usize,
-    chunk: Option<usize>,
+    part: Option<usize>,
 ) -> BTensor<3> {
-    let [t, r, n, f] = x.dims();
+    let [_, r, n, _] = x.dims();
     let o = y.dims()[3];
-    let chunk = chunk.unwrap_or_else(|| chunk_len(t, r, n, scratch_len(hid, f, o)));
+    let part = part.unwrap_or_else(|| part_rows(r, n, pk.dims()[2] + 1));
     let ks: Vec<f32> = ks.iter().map(|&k| k as f32).collect();
     let ks = BTensor::<1>::from_data(TensorData::new(ks.clone(), [ks.len()]), &x.device()).into_dispatch();
     let store = <D as GruSequenceKernels>::gru_seq_forward(
@@ -986,7 +995,7 @@ pub fn gru_sequence_pass(
         ks,
         scale,
         iters,
-        chunk,
+        part,
     ))
 }
 
@@ -1026,15 +1035,11 @@ pub fn gru_chained_defect(
     rel.mean_dim(2).reshape([r, 1])
 }
 
-/// Plan steps per launch are padded to a multiple of this, so that plans of about the same
-/// length share one compiled kernel (the length is a compile-time bound).
-const PLAN_PAD: usize = 64;
-
 /// Recomputing schedules' whole passes on tensors (see `gru_plan_kernel`): packed
 /// parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`, targets `y` `[T, R, N, O]`, the
 /// plans' `steps` (op, load slot + 1, store slot + 1, time), R / plans consecutive runs to
-/// each, with `slots` snapshot slots, at most `chunk` VJPs per launch (None: as many as
-/// [`SCRATCH_BYTES`] allows). Returns the packed gradient and summed squared error, as
+/// each, with `slots` snapshot slots, `part` rows per launch (None: as many as
+/// [`SUMS_BYTES`] allows). Returns the packed gradient and summed squared error, as
 /// [`gru_sequence_pass`].
 #[allow(clippy::too_many_arguments)]
 pub fn gru_plan_pass(
@@ -1044,45 +1049,29 @@ pub fn gru_plan_pass(
     slots: usize,
     hid: usize,
     scale: f32,
-    chunk: Option<usize>,
+    part: Option<usize>,
 ) -> BTensor<3> {
-    let [t, r, n, f] = x.dims();
-    let o = y.dims()[3];
-    let per = chunk.unwrap_or_else(|| chunk_len(t, r, n, scratch_len(hid, f, o))).max(1);
-    // Every plan takes the VJPs of steps T..1 in order: a launch takes the next `per` of
-    // them in each plan, with the moves before them.
-    let chunks: Vec<(usize, usize)> = (0..t.div_ceil(per)).map(|c| (t - c * per, per.min(t - c * per))).collect();
-    let cut = |steps: &[[u32; 4]]| -> Vec<usize> {
-        let vjps = steps.iter().enumerate().filter(|(_, s)| s[0] == 2).map(|(i, _)| i);
-        let mut at: Vec<usize> = vjps.step_by(per).skip(1).collect();
-        at.insert(0, 0);
-        at.push(steps.len());
-        at
-    };
-    let cuts: Vec<Vec<usize>> = plans.iter().map(|p| cut(p)).collect();
-    let longest = cuts.iter().flat_map(|c| c.windows(2).map(|w| w[1] - w[0])).max().unwrap_or(1);
-    let len = longest.div_ceil(PLAN_PAD) * PLAN_PAD;
-    let mut data = vec![0.0f32; plans.len() * chunks.len() * len * 4];
-    for (p, (steps, cut)) in plans.iter().zip(&cuts).enumerate() {
-        assert_eq!(cut.len(), chunks.len() + 1, "every plan has T VJPs");
-        for (c, w) in cut.windows(2).enumerate() {
-            for (i, s) in steps[w[0]..w[1]].iter().enumerate() {
-                for (q, &v) in s.iter().enumerate() {
-                    data[((p * chunks.len() + c) * len + i) * 4 + q] = v as f32;
-                }
+    let [_, r, n, _] = x.dims();
+    let part = part.unwrap_or_else(|| part_rows(r, n, pk.dims()[2] + 1));
+    // Shorter plans are padded with steps that do nothing (op 0).
+    let len = plans.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let mut data = vec![0.0f32; plans.len() * len * 4];
+    for (p, steps) in plans.iter().enumerate() {
+        for (i, s) in steps.iter().enumerate() {
+            for (q, &v) in s.iter().enumerate() {
+                data[(p * len + i) * 4 + q] = v as f32;
             }
         }
     }
-    let shape = [plans.len(), chunks.len(), len, 4];
-    let plan = BTensor::<4>::from_data(TensorData::new(data, shape), &x.device()).into_dispatch();
+    let plan = BTensor::<3>::from_data(TensorData::new(data, [plans.len(), len, 4]), &x.device()).into_dispatch();
     BTensor::from_dispatch(<D as GruSequenceKernels>::gru_plan(
         pk.into_dispatch(),
         x.into_dispatch(),
         y.into_dispatch(),
         plan,
-        &chunks,
         slots,
         hid,
         scale,
+        part,
     ))
 }

@@ -26,10 +26,10 @@ pub struct Gru {
     /// (the reference `fused_check` measures the whole-sequence kernels against).
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
     whole_kernels: bool,
-    /// Time steps per backward launch of the whole-sequence kernels (None: as many as their
-    /// scratch budget allows; set to test the chunked path at small sizes).
+    /// Rows per backward launch of the whole-sequence kernels (None: as many as their
+    /// per-row sums' budget allows; set to test a pass in parts at small sizes).
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
-    chunk_steps: Option<usize>,
+    part_rows: Option<usize>,
     /// The loss its readout trains on: the GPU's fused VJP takes a regression's only.
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
     task: Task,
@@ -91,7 +91,7 @@ impl Gru {
 
     /// A GRU with `input` features, `hidden` units and `output` predicted features.
     pub fn new(input: usize, hidden: usize, output: usize) -> Self {
-        Gru { input, hidden, output, gpu_kernels: true, whole_kernels: true, chunk_steps: None, task: Task::Regression }
+        Gru { input, hidden, output, gpu_kernels: true, whole_kernels: true, part_rows: None, task: Task::Regression }
     }
 
     /// The same GRU trained on `task`'s loss.
@@ -111,9 +111,9 @@ impl Gru {
         Gru { whole_kernels: false, ..self }
     }
 
-    /// The same GRU with its whole-sequence backward pass in chunks of `steps` time steps.
-    pub fn with_chunk_steps(self, steps: usize) -> Self {
-        Gru { chunk_steps: Some(steps), ..self }
+    /// The same GRU with its whole-sequence backward passes in parts of `rows` rows.
+    pub fn with_part_rows(self, rows: usize) -> Self {
+        Gru { part_rows: Some(rows), ..self }
     }
 
     /// Whether a whole pass on `device` takes the whole-sequence GPU kernels.
@@ -259,8 +259,6 @@ impl RecurrentModel for Gru {
         let t = seq.x.dims()[0];
         assert!(iters > 0 || ks.iter().all(|&k| k == 1), "states to rebuild, and no reversal iterations");
         // One kernel runs every step, VJP and reversal: the launch counts what it asks for.
-        // (It also iterates at the checkpoints, whose result it does not take; see
-        // `cube_sequence`.)
         super::evals::forward(r * t);
         super::evals::vjp(r * t);
         let rebuilt: usize = ks.iter().map(|&k| (0..t).filter(|s| s % k != 0).count()).sum();
@@ -274,7 +272,7 @@ impl RecurrentModel for Gru {
             self.hidden,
             seq.scale,
             iters,
-            self.chunk_steps,
+            self.part_rows,
         );
         let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
         Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
@@ -309,7 +307,7 @@ impl RecurrentModel for Gru {
             slots,
             self.hidden,
             seq.scale,
-            self.chunk_steps,
+            self.part_rows,
         );
         let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
         Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))

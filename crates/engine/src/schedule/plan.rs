@@ -56,7 +56,7 @@ pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, 
             }
             Action::Advance => {
                 assert!(cur < t_len, "advance past step {t_len}");
-                let x = batch.xs[cur].clone();
+                let x = batch.x(cur);
                 h = model.step(params, h, x.clone());
                 cur += 1;
                 if cur > loss_steps {
@@ -75,7 +75,7 @@ pub fn execute(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch, 
             }
             Action::Vjp => {
                 assert_eq!(cur + 1, next_vjp, "VJP of step {} while step {next_vjp} is next", cur + 1);
-                let (x, loss) = (batch.xs[cur].clone(), batch.loss_at(cur + 1));
+                let (x, loss) = (batch.x(cur), batch.loss_at(cur + 1));
                 dh = model.step_vjp(params, VjpStep { h_prev: h.clone(), x, loss, dh }, &mut grads);
                 next_vjp -= 1;
             }

@@ -110,7 +110,7 @@ fn walk(
     let mut stored_states = vec![1usize; r];
     stored[0] = Some(Stored { runs: (0..r).collect(), h: h.clone() });
     let mut buffer = model.buffer_bits().map(InfoBuffer::new);
-    for (i, x) in batch.xs.iter().enumerate() {
+    for (i, x) in batch.xs().enumerate() {
         let t = i + 1;
         h = match buffer.as_mut() {
             Some(buffer) => {
@@ -145,7 +145,7 @@ fn walk(
         |s: usize| chains.as_ref().is_some_and(|c| c.k >= 2 && s % c.k == 1 && s + c.k - 1 <= t_len / c.k * c.k);
     let mut n_chains = 0usize;
     for t in (1..=t_len).rev() {
-        let x = batch.xs[t - 1].clone();
+        let x = batch.x(t - 1);
         let h_prev = match (stored[t - 1].take(), buffer.as_mut()) {
             (Some(s), None) if s.runs.len() == r => s.h,
             (Some(s), Some(b)) if s.runs.len() == r => {

@@ -58,7 +58,7 @@ fn predictions(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) 
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &params[0].device());
     let mut preds = Vec::with_capacity(batch.t());
     let every_step = batch.task.every_step();
-    for (i, x) in batch.xs.iter().enumerate() {
+    for (i, x) in batch.xs().enumerate() {
         h = model.step(params, h, x.clone());
         if every_step || i + 1 == batch.t() {
             preds.push(model.readout(params, h.clone(), x.clone()));
@@ -135,7 +135,7 @@ pub fn hidden_states(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &B
     let mut h = Tensor::<3>::zeros([r, batch.b, model.hidden()], &params[0].device());
     let mut hs = Vec::with_capacity(batch.t() + 1);
     hs.push(h.clone());
-    for x in &batch.xs {
+    for x in batch.xs() {
         h = model.step(params, h, x.clone());
         hs.push(h.clone());
     }
