@@ -374,6 +374,8 @@ pub struct SequenceCase {
     pub t: usize,
     /// Runs.
     pub population: usize,
+    /// The loss: `regression` (every step), `last-step regression`, `classification`.
+    pub task: &'static str,
     /// Rows per backward launch, when set below the rows (a pass in parts).
     pub part_rows: Option<usize>,
     /// Largest |whole - per-step| of dense BPTT's gradients and losses.
@@ -394,15 +396,30 @@ pub struct SequenceCase {
 
 /// The whole-sequence kernels (dense and reversal passes) against the per-step kernels
 /// (themselves checked against the tensor ops above) on random data: T = 3, 80 and 1,000,
-/// populations 1, 8 and 40, the rows in one part and in several. A small GRU (hidden 8,
-/// batch 4) keeps it quick on a software adapter.
+/// populations 1, 8 and 40, the rows in one part and in several, a regression's loss at
+/// every step; and T = 80 and 1,000 with the loss at the last step alone (the adding
+/// problem's squared error, a classification's cross-entropy: the per-step path takes the
+/// tensor-op VJP there). A small GRU (hidden 8, batch 4) keeps it quick on a software
+/// adapter.
 pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, EngineError> {
     use rand::{Rng, SeedableRng};
-    let cases: [(usize, usize, Option<usize>); 6] =
-        [(3, 8, None), (3, 1, Some(1)), (80, 8, Some(3)), (80, 40, None), (1000, 8, None), (1000, 1, Some(1))];
+    use track::Task;
+    let (reg, last, class) = (Task::Regression, Task::LastStepRegression, Task::Classification { classes: 3 });
+    let cases: [(usize, usize, Option<usize>, Task); 9] = [
+        (3, 8, None, reg),
+        (3, 1, Some(1), reg),
+        (80, 8, Some(3), reg),
+        (80, 40, None, reg),
+        (1000, 8, None, reg),
+        (1000, 1, Some(1), reg),
+        (80, 8, Some(3), last),
+        (80, 8, None, class),
+        (1000, 8, None, class),
+    ];
     let mut out = Vec::new();
-    for (t, population, part_rows) in cases {
-        let mut model = Gru::new(2, 8, 2);
+    for (t, population, part_rows, task) in cases {
+        let (f_out, target_steps) = (if task == class { 3 } else { 2 }, task.target_steps(t));
+        let mut model = Gru::new(2, 8, f_out).for_task(task);
         if let Some(rows) = part_rows {
             model = model.with_part_rows(rows);
         }
@@ -410,15 +427,19 @@ pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, Engine
         let n = 4;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(t as u64);
         let mut draw = |len: usize| (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<_>>();
-        let data = track::Dataset {
-            n,
-            t,
-            f_in: 2,
-            f_out: 2,
-            x: draw(n * t * 2),
-            y: draw(n * t * 2),
-            task: track::Task::Regression,
+        let x = draw(n * t * 2);
+        let y = match task {
+            // One-hot rows, the class drawn from the first value's sign and size.
+            Task::Classification { classes } => draw(n)
+                .iter()
+                .flat_map(|v| {
+                    let c = (((v + 1.0) / 2.0 * classes as f32) as usize).min(classes - 1);
+                    (0..classes).map(move |q| f32::from(u8::from(q == c)))
+                })
+                .collect(),
+            _ => draw(n * target_steps * f_out),
         };
+        let data = track::Dataset { n, t, f_in: 2, f_out, x, y, task };
         let batch = DeviceData::new(&data, device).all(population, n);
         let seeds: Vec<u64> = (0..population as u64).collect();
         let (params, _) = init_population(&model, &seeds, device);
@@ -429,6 +450,11 @@ pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, Engine
         out.push(SequenceCase {
             t,
             population,
+            task: match task {
+                Task::Regression => "regression",
+                Task::LastStepRegression => "last-step regression",
+                Task::Classification { .. } => "classification",
+            },
             part_rows,
             dense,
             idea_mixed,

@@ -23,6 +23,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::CubeDim;
 use cubecl::prelude::*;
+use rdbench_core::track::Task;
 
 /// The three gate pre-activations of unit `j` (as `cube_kernels::gate_parts`) from a packed
 /// parameter row at `base`, the input at `x_at` and a state in workgroup memory at `g_at`.
@@ -219,13 +220,15 @@ fn step_memory(#[comptime] hid: u32, #[comptime] o: u32) -> StepMemory {
 }
 
 /// The step from h_{t-1} in `m.hp` (workgroup memory, synced) to h_t in `m.hs`, and, if
-/// `vjp`, that step's VJP with its squared-error loss against `y` at `y_at`: `m.dh` taken
-/// from dh_t to dh_{t-1}, and the step's weight gradient and squared error added to the
-/// cube's packed sums in `acc` at `a` (`fresh`: written, the cube's first VJP). Each sum has
-/// one owner unit, the same at every step (unit j the columns of gate unit j and row j of
-/// w_o, unit q b_o's q, unit 0 the squared error), so a sum is a fixed-order sum over t that
-/// no other unit touches. Without `vjp` only h_t is made (an advance). The barriers are the
-/// same either way, so a kernel may decide `vjp` per step.
+/// `vjp`, that step's VJP: `m.dh` taken from dh_t to dh_{t-1}, and the step's weight
+/// gradient and loss added to the cube's packed sums in `acc` at `a` (`fresh`: written, the
+/// cube's first VJP). Where `loss`, the step's readout has a loss against `y` at `y_at`: the
+/// squared error (gradient 2 scale (p - y)), or with `ce` the cross-entropy of its softmax
+/// against a one-hot row (gradient scale (softmax(p) - y)); elsewhere its gradient is 0. Each
+/// sum has one owner unit, the same at every step (unit j the columns of gate unit j and row j
+/// of w_o, unit q b_o's q, unit 0 the loss), so a sum is a fixed-order sum over t that no
+/// other unit touches. Without `vjp` only h_t is made (an advance). The barriers are the same
+/// either way, so a kernel may decide `vjp` and `loss` per step.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn step_vjp(
@@ -243,7 +246,9 @@ fn step_vjp(
     od: usize,
     scale: f32,
     vjp: bool,
+    loss: bool,
     fresh: bool,
+    #[comptime] ce: bool,
 ) {
     let (p_w_hh, p_b_ih, p_b_hh, p_w_o, p_b_o, plen) = packed_offsets(f, hd, od);
     let h3 = 3 * hd;
@@ -264,7 +269,8 @@ fn step_vjp(
         j += step;
     }
     sync_cube();
-    // Readout and dp = 2 scale (p - y).
+    // Readout: the squared errors and dp = 2 scale (p - y), or the logits; dp = 0 where the
+    // step has no loss.
     if vjp {
         let mut q = u;
         while q < od {
@@ -273,17 +279,56 @@ fn step_vjp(
                 p += m.hs[i] * pk[base + p_w_o + i * od + q];
             }
             let e = p - y[y_at + q];
-            m.sqs[q] = e * e;
+            if ce {
+                m.sqs[q] = p;
+            } else {
+                m.sqs[q] = e * e;
+            }
             m.dps[q] = 2.0f32 * scale * e;
+            if !loss {
+                m.dps[q] = 0.0f32;
+            }
             q += step;
         }
     }
     sync_cube();
+    if ce {
+        // The softmax's cross-entropy lse - p . y (y one-hot) and dp = scale (softmax - y),
+        // by unit 0 over the logits in order.
+        if vjp && loss && u == 0 {
+            let mut mx = m.sqs[0];
+            for q in 1..od {
+                if m.sqs[q] > mx {
+                    mx = m.sqs[q];
+                }
+            }
+            let mut se = 0.0f32;
+            for q in 0..od {
+                se += (m.sqs[q] - mx).exp();
+            }
+            let lse = mx + se.ln();
+            let mut l = 0.0f32;
+            for q in 0..od {
+                let yq = y[y_at + q];
+                l += yq * (lse - m.sqs[q]);
+                m.dps[q] = scale * ((m.sqs[q] - mx).exp() / se - yq);
+            }
+            m.sqs[0] = l;
+        }
+        sync_cube();
+    }
     if vjp {
         if u == 0 {
             let mut sq = 0.0f32;
-            for q in 0..od {
-                sq += m.sqs[q];
+            if ce {
+                sq = m.sqs[0];
+            } else {
+                for q in 0..od {
+                    sq += m.sqs[q];
+                }
+            }
+            if !loss {
+                sq = 0.0f32;
             }
             accumulate(acc, a + plen, sq, fresh);
         }
@@ -382,6 +427,8 @@ fn gru_seq_vjp_rows_kernel(
     #[comptime] hid: u32,
     #[comptime] o: u32,
     #[comptime] iters: u32,
+    #[comptime] last: bool,
+    #[comptime] ce: bool,
 ) {
     let (n, part, f, slots) = (rows as usize, part as usize, f as usize, slots as usize);
     let nr = runs as usize * n;
@@ -445,8 +492,13 @@ fn gru_seq_vjp_rows_kernel(
             }
         }
         sync_cube();
-        let y_at = (tt * nr + rr) * od;
-        step_vjp(pk, base, x, x_at, y, y_at, acc, a, &mut m, f, hd, od, scale, true, i == 0);
+        // A last-step task's one target step is y's first; its loss is at step T alone.
+        let mut y_at = (tt * nr + rr) * od;
+        if last {
+            y_at = rr * od;
+        }
+        let loss = !last || i == 0;
+        step_vjp(pk, base, x, x_at, y, y_at, acc, a, &mut m, f, hd, od, scale, true, loss, i == 0, ce);
         // h_tt becomes the state the next step reverses from.
         let mut j = UNIT_POS_X as usize;
         while j < hd {
@@ -482,9 +534,12 @@ fn gru_plan_kernel(
     slots: u32,
     per_plan: u32,
     len: u32,
+    t_len: u32,
     scale: f32,
     #[comptime] hid: u32,
     #[comptime] o: u32,
+    #[comptime] last: bool,
+    #[comptime] ce: bool,
 ) {
     let (n, part, f, slots) = (rows as usize, part as usize, f as usize, slots as usize);
     let nr = runs as usize * n;
@@ -528,8 +583,13 @@ fn gru_plan_kernel(
         sync_cube();
         // Step t + 1 reads h_t, x_t and y_t.
         let vjp = op == 2;
-        let (x_at, y_at) = ((t * nr + rr) * f, (t * nr + rr) * od);
-        step_vjp(pk, base, x, x_at, y, y_at, acc, a, &mut m, f, hd, od, scale, vjp, fresh);
+        let x_at = (t * nr + rr) * f;
+        let mut y_at = (t * nr + rr) * od;
+        if last {
+            y_at = rr * od;
+        }
+        let loss = !last || t + 1 == t_len as usize;
+        step_vjp(pk, base, x, x_at, y, y_at, acc, a, &mut m, f, hd, od, scale, vjp, loss, fresh, ce);
         if vjp {
             fresh = false;
         }
@@ -707,10 +767,12 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         o: usize,
     ) -> FloatTensor<Self>;
 
-    /// The backward pass from that store with targets `y` `[T, R, N, O]`, the loss
-    /// `scale * sum (p - y)^2` at every step and `iters` reversal iterations (0: every state
-    /// is a checkpoint), `part` rows per launch: the packed gradient `[R, 1, P + 1]`, its
-    /// last value per run the summed squared error.
+    /// The backward pass from that store with targets `y` `[S, R, N, O]` and `task`'s loss
+    /// weighted by `scale` (a regression's squared error at every step, S = T; a last-step
+    /// regression's squared error or a classification's cross-entropy at step T, S = 1),
+    /// `iters` reversal iterations (0: every state is a checkpoint), `part` rows per launch:
+    /// the packed gradient `[R, 1, P + 1]`, its last value per run the summed loss
+    /// (unweighted).
     #[allow(clippy::too_many_arguments)]
     fn gru_seq_vjp(
         pk: FloatTensor<Self>,
@@ -718,13 +780,13 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         x: FloatTensor<Self>,
         y: FloatTensor<Self>,
         ks: FloatTensor<Self>,
-        scale: f32,
+        loss: (Task, f32),
         iters: usize,
         part: usize,
     ) -> FloatTensor<Self>;
 
     /// Recomputing schedules' plans (see `gru_plan_kernel`) from packed parameters `pk`
-    /// `[R, 1, P]` over inputs `x` `[T, R, N, F]` and targets `y` `[T, R, N, O]`: `plan`
+    /// `[R, 1, P]` over inputs `x` `[T, R, N, F]` and targets `y` `[S, R, N, O]`: `plan`
     /// `[plans, len, 4]` the plans' steps, R / plans consecutive runs to each, `slots`
     /// snapshot slots, `part` rows per launch. Returns the packed gradient as
     /// [`gru_seq_vjp`](Self::gru_seq_vjp).
@@ -736,7 +798,7 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         plan: FloatTensor<Self>,
         slots: usize,
         hid: usize,
-        scale: f32,
+        loss: (Task, f32),
         part: usize,
     ) -> FloatTensor<Self>;
 }
@@ -819,10 +881,11 @@ impl GruSequenceKernels for Cube {
         x: CubeTensor,
         y: CubeTensor,
         ks: CubeTensor,
-        scale: f32,
+        loss: (Task, f32),
         iters: usize,
         part: usize,
     ) -> CubeTensor {
+        let ((last, ce), scale) = (loss_kind(loss.0), loss.1);
         let [pk, store, x, y, ks] = [pk, store, x, y, ks].map(into_contiguous);
         let [t, r, n, f] = dims4(&x);
         let o = dims4(&y)[3];
@@ -856,6 +919,8 @@ impl GruSequenceKernels for Cube {
                     hid as u32,
                     o as u32,
                     iters as u32,
+                    last,
+                    ce,
                 )
             };
             acc
@@ -869,11 +934,12 @@ impl GruSequenceKernels for Cube {
         plan: CubeTensor,
         slots: usize,
         hid: usize,
-        scale: f32,
+        loss: (Task, f32),
         part: usize,
     ) -> CubeTensor {
+        let ((last, ce), scale) = (loss_kind(loss.0), loss.1);
         let [pk, x, y, plan] = [pk, x, y, plan].map(into_contiguous);
-        let [_, r, n, f] = dims4(&x);
+        let [t, r, n, f] = dims4(&x);
         let o = dims4(&y)[3];
         let plen = dims3(&pk)[2] + 1;
         let [plans, len, _] = dims3(&plan);
@@ -904,13 +970,25 @@ impl GruSequenceKernels for Cube {
                     slots.max(1) as u32,
                     (r / plans) as u32,
                     len as u32,
+                    t as u32,
                     scale,
                     hid as u32,
                     o as u32,
+                    last,
+                    ce,
                 )
             };
             acc
         })
+    }
+}
+
+/// Whether `task`'s loss is at the last step alone, and whether it is the cross-entropy.
+fn loss_kind(task: Task) -> (bool, bool) {
+    match task {
+        Task::Regression => (false, false),
+        Task::LastStepRegression => (true, false),
+        Task::Classification { .. } => (true, true),
     }
 }
 
@@ -958,7 +1036,8 @@ fn by_parts(
 type D = burn::backend::Dispatch;
 
 /// The whole pass on tensors: packed parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`,
-/// targets `y` `[T, R, N, O]`, run r checkpointing every `ks[r]`-th state (`slots`: the most
+/// targets `y` `[S, R, N, O]` and the loss (`task`'s, weighted: see
+/// [`GruSequenceKernels::gru_seq_vjp`]), run r checkpointing every `ks[r]`-th state (`slots`: the most
 /// checkpoints any run keeps) and rebuilding the others by `iters` reversal iterations.
 /// `part` rows per backward launch (None: as many as [`SUMS_BYTES`] allows). Returns the
 /// pass's packed gradient and summed squared error (the layout of
@@ -970,7 +1049,7 @@ pub fn gru_sequence_pass(
     ks: &[usize],
     slots: usize,
     hid: usize,
-    scale: f32,
+    loss: (Task, f32),
     iters: usize,
     part: Option<usize>,
 ) -> BTensor<3> {
@@ -993,7 +1072,7 @@ pub fn gru_sequence_pass(
         x.into_dispatch(),
         y.into_dispatch(),
         ks,
-        scale,
+        loss,
         iters,
         part,
     ))
@@ -1036,8 +1115,8 @@ pub fn gru_chained_defect(
 }
 
 /// Recomputing schedules' whole passes on tensors (see `gru_plan_kernel`): packed
-/// parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`, targets `y` `[T, R, N, O]`, the
-/// plans' `steps` (op, load slot + 1, store slot + 1, time), R / plans consecutive runs to
+/// parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`, targets `y` `[S, R, N, O]` and
+/// the loss (as [`gru_sequence_pass`]), the plans' `steps` (op, load slot + 1, store slot + 1, time), R / plans consecutive runs to
 /// each, with `slots` snapshot slots, `part` rows per launch (None: as many as
 /// [`SUMS_BYTES`] allows). Returns the packed gradient and summed squared error, as
 /// [`gru_sequence_pass`].
@@ -1048,7 +1127,7 @@ pub fn gru_plan_pass(
     plans: &[Vec<[u32; 4]>],
     slots: usize,
     hid: usize,
-    scale: f32,
+    loss: (Task, f32),
     part: Option<usize>,
 ) -> BTensor<3> {
     let [_, r, n, _] = x.dims();
@@ -1071,7 +1150,7 @@ pub fn gru_plan_pass(
         plan,
         slots,
         hid,
-        scale,
+        loss,
         part,
     ))
 }

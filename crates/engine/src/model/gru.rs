@@ -252,7 +252,7 @@ impl RecurrentModel for Gru {
         iters: usize,
     ) -> Option<(Gradient, Tensor<3>)> {
         let device = p[0].device();
-        if seq.task != Task::Regression || !self.on_gpu_vjp(&device) || !self.whole_kernels {
+        if !self.on_whole_kernels(&device) {
             return None;
         }
         let [r, _, _] = p[0].dims();
@@ -270,7 +270,7 @@ impl RecurrentModel for Gru {
             ks,
             slots,
             self.hidden,
-            seq.scale,
+            (seq.task, seq.scale),
             iters,
             self.part_rows,
         );
@@ -279,8 +279,8 @@ impl RecurrentModel for Gru {
     }
 
     #[cfg(feature = "cube")]
-    fn has_whole_plan(&self, device: &burn::tensor::Device, task: Task) -> bool {
-        task == Task::Regression && self.on_gpu_vjp(device) && self.whole_kernels
+    fn has_whole_plan(&self, device: &burn::tensor::Device, _task: Task) -> bool {
+        self.on_whole_kernels(device)
     }
 
     #[cfg(feature = "cube")]
@@ -306,7 +306,7 @@ impl RecurrentModel for Gru {
             plans,
             slots,
             self.hidden,
-            seq.scale,
+            (seq.task, seq.scale),
             self.part_rows,
         );
         let sse = grad.clone().narrow(2, self.packed().n_params(), 1);

@@ -110,7 +110,7 @@ pub trait RecurrentModel: Send + Sync {
     /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
     /// A whole training pass of the reversal schedule in a few launches, where the model has
-    /// kernels for it on this device (the GRU's regression on a GPU): run r keeps every
+    /// kernels for it on this device (the GRU on a GPU, every loss): run r keeps every
     /// `ks[r]`-th state (every k 1: dense BPTT) and rebuilds the others by `iters` reversal
     /// iterations; `slots` is the most states a run keeps. Returns what
     /// [`grads_of`](Self::grads_of) does (the gradients and the summed, unweighted loss

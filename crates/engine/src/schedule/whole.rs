@@ -1,5 +1,5 @@
-//! A schedule's whole pass in the model's own kernels, where it has them (the GRU's
-//! regression on a GPU): dense BPTT and reversal at each run's interval, the same gradient in
+//! A schedule's whole pass in the model's own kernels, where it has them (the GRU on a
+//! GPU): dense BPTT and reversal at each run's interval, the same gradient in
 //! a few launches instead of a few per time step (`model::cube_sequence`). The counts are
 //! the step-by-step path's: what the kernels asked for, per run. The recomputing schedules
 //! (fixed interval, revolve) run their plan as data in one kernel (`plan_pass`).
@@ -9,7 +9,7 @@ use super::reversal::is_checkpoint;
 use super::{Counts, Pass};
 use crate::batch::{Batch, rows};
 use crate::model::evals;
-use crate::model::{Gradient, Packed, RecurrentModel};
+use crate::model::{Gradient, RecurrentModel};
 use burn::tensor::Tensor;
 
 /// The pass of run r keeping every `ks[r]`-th state (all 1: dense BPTT) and rebuilding the
@@ -92,18 +92,21 @@ pub fn plans_at_each(
     Some(split(grads, Some(loss), counts.iter().flat_map(|&c| std::iter::repeat_n(c, r)).collect(), r, plans.len()))
 }
 
-/// A pass over the population repeated `parts` times, split into one pass per copy.
+/// A pass over the population repeated `parts` times, split into one pass per copy. A
+/// part's gradient is its rows of the whole, narrowed only where read (a probe compares the
+/// parts side by side without narrowing), and a part has no loss of its own: a GPU copies
+/// a slice at an offset its alignment does not allow (most of them here), and nothing reads
+/// those losses. A single part is the whole pass.
 fn split(grads: Gradient, loss: Option<Tensor<1>>, counts: Vec<Counts>, r: usize, parts: usize) -> Vec<Pass> {
+    if parts == 1 {
+        return vec![Pass { grads, loss, counts }];
+    }
     let Ok(packed) = grads.into_packed() else { unreachable!("the whole-pass kernels give a packed gradient") };
-    let part = |t: &Tensor<3>, i: usize| t.clone().narrow(0, i * r, r);
+    let whole = std::sync::Arc::new(packed);
     (0..parts)
         .map(|i| Pass {
-            grads: Gradient::packed(Packed {
-                grad: part(&packed.grad, i),
-                params: part(&packed.params, i),
-                shapes: packed.shapes.clone(),
-            }),
-            loss: loss.as_ref().map(|l| l.clone().narrow(0, i * r, r)),
+            grads: Gradient::rows_of(whole.clone(), i * r..(i + 1) * r),
+            loss: None,
             counts: counts[i * r..(i + 1) * r].to_vec(),
         })
         .collect()
