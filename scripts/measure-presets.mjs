@@ -9,7 +9,8 @@
 // With `dispatches`: WebGPU kernel launches (cubecl's launch observer) of a whole population
 // step of each arm (minibatch to optimizer) and of a probe at populations 1, 8 and 40 under
 // the default config, then the default protocol's total: the counts measured at its
-// populations times its steps and probes (crates/engine/src/fused_check.rs).
+// populations times its steps and probes (crates/engine/src/fused_check.rs); then a step and
+// a probe of rev_ode_small at populations 1, 8 (with the frontier) and 40.
 // Usage: node scripts/measure-presets.mjs quick|seed|calibrate|kernels|peak|dispatches [cpu|webgpu|auto] [workers] [out-prefix]
 // `workers`: CPU Web Workers the bench is split over (default: the page's, one per hardware
 // thread up to 8). Needs the built app (npm run build) and Debian's chromium. Figures are in
@@ -79,6 +80,14 @@ try {
       console.log(`  ${label}: ${runs} runs, ${steps} population steps, ${probes} probes`);
     }
     console.log(`dispatches default protocol: ${p.total}`);
+    // rev_ode_small (the default config with its model): its whole-sequence kernels.
+    for (const pop of [1, 8, 40]) {
+      const d = await page.evaluate((p) => window.rdbenchWorker.dispatches('webgpu', p, pop === 8, 'rev_ode_small'), pop);
+      console.log(`dispatches rev_ode_small pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
+        `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}, probe with the frontier ${d.probe_frontier ?? '-'}`);
+      console.log(`  step idea mixed by kernel: ${d.step_kernels.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+      console.log(`  probe by kernel: ${d.probe_kernels.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+    }
   } else if (preset === 'kernels') {
     // The engine's wasm on the page's own thread: `fused_check` per backend and population.
     const rows = await page.evaluate(async () => {

@@ -332,7 +332,7 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     // iterations, as `agreement`): with few iterations and long chains the rebuilt states
     // amplify the two paths' rounding (5 iterations at k up to 8 differed by 1.7e-3).
     let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
-    let (dense, idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
+    let ((dense, _), idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
     let both = |f: &dyn Fn(&Gru) -> Vec<Tensor<3>>| (f(&model), f(&reference));
     let diff = |(a, b): (Vec<Tensor<3>>, Vec<Tensor<3>>)| max_diff(a.into_iter().zip(b).collect());
     let uniform = Distribution::Uniform(-0.5, 0.5);
@@ -351,25 +351,33 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     Ok(LargeCheck { population, dense, idea_mixed, reversal, reversal_one_run })
 }
 
-/// Largest |a - b| of two models' dense BPTT (gradients and loss) and of their reversal
-/// passes at intervals `ks` (20 iterations).
+/// Largest |a - b| of two models' dense BPTT (gradients and loss; with the largest |b|
+/// there) and of their reversal passes at intervals `ks` (20 iterations).
 async fn pass_diffs(
-    (a, b): (&Gru, &Gru),
+    (a, b): (&dyn RecurrentModel, &dyn RecurrentModel),
     params: &[Tensor<3>],
     batch: &Batch,
     ks: &[usize],
-) -> Result<(f32, f32), EngineError> {
+) -> Result<((f32, f32), f32), EngineError> {
     let r = params[0].dims()[0];
     let with_loss = |o: crate::train::GradOut| [o.grads.into_vec(), vec![o.loss.reshape([r, 1, 1])]].concat();
-    let pairs = |f: &dyn Fn(&Gru) -> crate::train::GradOut| with_loss(f(a)).into_iter().zip(with_loss(f(b))).collect();
-    let dense = max_diff(pairs(&|m| dense_grads(m, params, batch))).await?;
+    let pairs = |f: &dyn Fn(&dyn RecurrentModel) -> crate::train::GradOut| -> Vec<(Tensor<3>, Tensor<3>)> {
+        with_loss(f(a)).into_iter().zip(with_loss(f(b))).collect()
+    };
+    let dense_pairs = pairs(&|m| dense_grads(m, params, batch));
+    let sizes = dense_pairs.iter().map(|(_, b)| b.clone().abs().max().reshape([1, 1, 1])).collect();
+    let size = read_f32(Tensor::cat(sizes, 0)).await?.into_iter().fold(0.0f32, f32::max);
+    let dense = max_diff(dense_pairs).await?;
     let idea = max_diff(pairs(&|m| checkpointed_grads(m, params, batch, ks, 20).into_grad_out())).await?;
-    Ok((dense, idea))
+    Ok(((dense, size), idea))
 }
 
 /// One case of [`sequence_check`]: the whole-sequence kernels against the per-step ones.
 #[derive(Clone, Debug, Serialize)]
 pub struct SequenceCase {
+    /// The model: `rnn_small` (the reference its per-step kernels) or `rev_ode_small` (the
+    /// reference its tensor ops).
+    pub model: &'static str,
     /// Time steps.
     pub t: usize,
     /// Runs.
@@ -378,12 +386,15 @@ pub struct SequenceCase {
     pub task: &'static str,
     /// Rows per backward launch, when set below the rows (a pass in parts).
     pub part_rows: Option<usize>,
-    /// Largest |whole - per-step| of dense BPTT's gradients and losses.
+    /// Largest |whole - reference| of dense BPTT's gradients and losses.
     pub dense: f32,
+    /// Largest |value| of the reference's dense gradients and losses: the scale the
+    /// differences are read against (a non-contracting model's gradients grow with T).
+    pub reference_size: f32,
     /// The same for the idea's pass, the runs at intervals 1..4 (4 - r mod 4).
     pub idea_mixed: f32,
-    /// The same for the recomputing schedules' plans run as data (fixed interval at k 3,
-    /// revolve at 2 slots) against the plans stepped.
+    /// The same for the recomputing schedules' plans run as data (`plan_schedules`: fixed
+    /// interval at k 3, revolve) against the plans stepped.
     pub plans: f32,
     /// Whether those passes counted the same states and evaluations both ways.
     pub plan_counts_agree: bool,
@@ -394,18 +405,19 @@ pub struct SequenceCase {
     pub plan_kernels: Vec<(String, usize)>,
 }
 
-/// The whole-sequence kernels (dense and reversal passes) against the per-step kernels
-/// (themselves checked against the tensor ops above) on random data: T = 3, 80 and 1,000,
+/// The whole-sequence kernels (dense and reversal passes, the recomputing schedules' plans)
+/// against a reference on the same device, on random data: the GRU's against its per-step
+/// kernels (themselves checked against the tensor ops above) at T = 3, 80 and 1,000,
 /// populations 1, 8 and 40, the rows in one part and in several, a regression's loss at
-/// every step; and T = 80 and 1,000 with the loss at the last step alone (the adding
+/// every step, and at T = 80 and 1,000 with the loss at the last step alone (the adding
 /// problem's squared error, a classification's cross-entropy: the per-step path takes the
-/// tensor-op VJP there). A small GRU (hidden 8, batch 4) keeps it quick on a software
-/// adapter.
+/// tensor-op VJP there); `rev_ode_small`'s against its tensor ops in the same shapes (at
+/// rank 2 of r_max 3, so the mask is in play). Small models (hidden 8, batch 4) keep it quick
+/// on a software adapter.
 pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, EngineError> {
-    use rand::{Rng, SeedableRng};
     use track::Task;
     let (reg, last, class) = (Task::Regression, Task::LastStepRegression, Task::Classification { classes: 3 });
-    let cases: [(usize, usize, Option<usize>, Task); 9] = [
+    let gru: [(usize, usize, Option<usize>, Task); 9] = [
         (3, 8, None, reg),
         (3, 1, Some(1), reg),
         (80, 8, Some(3), reg),
@@ -416,69 +428,104 @@ pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, Engine
         (80, 8, None, class),
         (1000, 8, None, class),
     ];
+    // Its reference (tensor ops, ~60 launches a step) is slow on a software adapter: one case
+    // at T = 1,000.
+    let rev_ode: [(usize, usize, Option<usize>, Task); 7] = [
+        (3, 8, None, reg),
+        (3, 1, Some(1), reg),
+        (80, 40, None, reg),
+        (80, 8, Some(3), reg),
+        (80, 8, Some(3), last),
+        (80, 1, None, class),
+        (1000, 1, None, class),
+    ];
     let mut out = Vec::new();
-    for (t, population, part_rows, task) in cases {
-        let (f_out, target_steps) = (if task == class { 3 } else { 2 }, task.target_steps(t));
+    for (t, population, part_rows, task) in gru {
+        let f_out = if task == class { 3 } else { 2 };
         let mut model = Gru::new(2, 8, f_out).for_task(task);
         if let Some(rows) = part_rows {
             model = model.with_part_rows(rows);
         }
         let reference = model.clone().without_whole_kernels();
-        let n = 4;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(t as u64);
-        let mut draw = |len: usize| (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<_>>();
-        let x = draw(n * t * 2);
-        let y = match task {
-            // One-hot rows, the class drawn from the first value's sign and size.
-            Task::Classification { classes } => draw(n)
-                .iter()
-                .flat_map(|v| {
-                    let c = (((v + 1.0) / 2.0 * classes as f32) as usize).min(classes - 1);
-                    (0..classes).map(move |q| f32::from(u8::from(q == c)))
-                })
-                .collect(),
-            _ => draw(n * target_steps * f_out),
-        };
-        let data = track::Dataset { n, t, f_in: 2, f_out, x, y, task };
-        let batch = DeviceData::new(&data, device).all(population, n);
-        let seeds: Vec<u64> = (0..population as u64).collect();
-        let (params, _) = init_population(&model, &seeds, device);
-        let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
-        let (dense, idea_mixed) = pass_diffs((&model, &reference), &params, &batch, &ks).await?;
-        let (plans, plan_counts_agree) = plan_diffs((&model, &reference), &params, &batch).await?;
-        let (launches, plan_kernels) = whole_launches(&model, &params, &batch, &ks).await;
-        out.push(SequenceCase {
-            t,
-            population,
-            task: match task {
-                Task::Regression => "regression",
-                Task::LastStepRegression => "last-step regression",
-                Task::Classification { .. } => "classification",
-            },
-            part_rows,
-            dense,
-            idea_mixed,
-            plans,
-            plan_counts_agree,
-            launches,
-            plan_kernels,
-        });
+        out.push(sequence_case(("rnn_small", &model, &reference), (t, population, part_rows, task), device).await?);
+    }
+    for (t, population, part_rows, task) in rev_ode {
+        let output = if task == class { 3 } else { 2 };
+        let shape =
+            crate::model::ModelShape { input: 2, hidden: 8, output, rank0: 2, rank_max: 3, task, forget_bits: 0 };
+        let mut model = crate::model::RevOde::new(&shape).expect("a shape rev_ode_small takes");
+        if let Some(rows) = part_rows {
+            model = model.with_part_rows(rows);
+        }
+        let reference = model.clone().without_whole_kernels();
+        out.push(sequence_case(("rev_ode_small", &model, &reference), (t, population, part_rows, task), device).await?);
     }
     Ok(out)
 }
 
+/// One [`SequenceCase`]: `model` against `reference` at T `t`, `population` runs, `task`'s
+/// loss on random data (4 rows, 2 input features, the model's outputs).
+async fn sequence_case(
+    (name, model, reference): (&'static str, &dyn RecurrentModel, &dyn RecurrentModel),
+    (t, population, part_rows, task): (usize, usize, Option<usize>, track::Task),
+    device: &Device,
+) -> Result<SequenceCase, EngineError> {
+    use rand::{Rng, SeedableRng};
+    use track::Task;
+    let f_out = model.param_shapes()[model.param_names().iter().position(|&n| n == "b_o").expect("a readout")][1];
+    let target_steps = task.target_steps(t);
+    let n = 4;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(t as u64);
+    let mut draw = |len: usize| (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect::<Vec<_>>();
+    let x = draw(n * t * 2);
+    let y = match task {
+        // One-hot rows, the class drawn from the first value's sign and size.
+        Task::Classification { classes } => draw(n)
+            .iter()
+            .flat_map(|v| {
+                let c = (((v + 1.0) / 2.0 * classes as f32) as usize).min(classes - 1);
+                (0..classes).map(move |q| f32::from(u8::from(q == c)))
+            })
+            .collect(),
+        _ => draw(n * target_steps * f_out),
+    };
+    let data = track::Dataset { n, t, f_in: 2, f_out, x, y, task };
+    let batch = DeviceData::new(&data, device).all(population, n);
+    let seeds: Vec<u64> = (0..population as u64).collect();
+    let (params, _) = init_population(model, &seeds, device);
+    let ks: Vec<usize> = (0..population).map(|r| 4 - r % 4).collect();
+    let ((dense, reference_size), idea_mixed) = pass_diffs((model, reference), &params, &batch, &ks).await?;
+    let (plans, plan_counts_agree) = plan_diffs((model, reference), &params, &batch).await?;
+    let (launches, plan_kernels) = whole_launches(model, &params, &batch, &ks).await;
+    Ok(SequenceCase {
+        model: name,
+        reference_size,
+        t,
+        population,
+        task: match task {
+            Task::Regression => "regression",
+            Task::LastStepRegression => "last-step regression",
+            Task::Classification { .. } => "classification",
+        },
+        part_rows,
+        dense,
+        idea_mixed,
+        plans,
+        plan_counts_agree,
+        launches,
+        plan_kernels,
+    })
+}
+
 /// Kernel launches of `model`'s whole passes (see [`SequenceCase::launches`]).
 async fn whole_launches(
-    model: &Gru,
+    model: &dyn RecurrentModel,
     params: &[Tensor<3>],
     batch: &Batch,
     ks: &[usize],
 ) -> ([usize; 3], Vec<(String, usize)>) {
-    use crate::schedule::{Schedule, whole::plans_at_each};
-    let plans: Vec<_> = [Schedule::FixedInterval { k: 3 }, Schedule::Revolve { slots: 2 }]
-        .iter()
-        .map(|s| s.plan(batch.t()).expect("recomputing"))
-        .collect();
+    use crate::schedule::whole::plans_at_each;
+    let plans: Vec<_> = plan_schedules(batch.t()).iter().map(|s| s.plan(batch.t()).expect("recomputing")).collect();
     let (_, plan_launches, plan_kernels) =
         count_launches_async(async { plans_at_each(model, params, batch, &plans) }).await;
     let launches = [
@@ -489,17 +536,28 @@ async fn whole_launches(
     (launches, plan_kernels)
 }
 
-/// Largest |a - b| of two models' recomputing passes (fixed interval at k 3, revolve at 2
-/// slots: gradients and loss; `a`'s both in one pass of the population repeated, and the
+/// The recomputing schedules the sequence check runs as plans over `t` steps: fixed interval
+/// at k 3 and revolve at 2 slots, or T / 100 where that is more (its recomputation at 2
+/// slots, ~45 T advances at T = 1,000, is minutes of tensor ops on a software adapter).
+fn plan_schedules(t: usize) -> [crate::schedule::Schedule; 2] {
+    use crate::schedule::Schedule;
+    [Schedule::FixedInterval { k: 3 }, Schedule::Revolve { slots: 2.max(t / 100) }]
+}
+
+/// Largest |a - b| of two models' recomputing passes ([`plan_schedules`]: gradients and loss; `a`'s both in one pass of the population repeated, and the
 /// first alone too), and whether their counts agree.
-async fn plan_diffs((a, b): (&Gru, &Gru), params: &[Tensor<3>], batch: &Batch) -> Result<(f32, bool), EngineError> {
-    use crate::schedule::{Schedule, whole::plans_at_each};
+async fn plan_diffs(
+    (a, b): (&dyn RecurrentModel, &dyn RecurrentModel),
+    params: &[Tensor<3>],
+    batch: &Batch,
+) -> Result<(f32, bool), EngineError> {
+    use crate::schedule::whole::plans_at_each;
     let r = params[0].dims()[0];
     let (mut worst, mut agree) = (0.0f32, true);
-    let schedules = [Schedule::FixedInterval { k: 3 }, Schedule::Revolve { slots: 2 }];
+    let schedules = plan_schedules(batch.t());
     let plans: Vec<_> = schedules.iter().map(|s| s.plan(batch.t()).expect("recomputing")).collect();
     let together = plans_at_each(a, params, batch, &plans)
-        .ok_or(EngineError::Device("the GRU has no plan kernel on this device".into()))?;
+        .ok_or(EngineError::Device("the model has no plan kernel on this device".into()))?;
     let alone = schedules[0].run(a, params, batch, 0);
     for (s, pa) in schedules.iter().chain([&schedules[0]]).zip(together.into_iter().chain([alone])) {
         let pb = s.run(b, params, batch, 0);
@@ -538,13 +596,21 @@ pub struct Dispatches {
     pub probe_kernels: Vec<(String, usize)>,
 }
 
-/// [`Dispatches`] at `population` runs on `device`, the default config's model, data, batch
-/// size, k_max and reversal iterations; the frontier's probe only if `frontier` (slow on a
-/// software adapter).
-pub async fn dispatches(device: &Device, population: usize, frontier: bool) -> Result<Dispatches, EngineError> {
+/// [`Dispatches`] at `population` runs on `device`, the default config's data, batch size,
+/// k_max and reversal iterations, its model or `model` (a registry name); the frontier's
+/// probe only if `frontier` (slow on a software adapter).
+pub async fn dispatches(
+    device: &Device,
+    population: usize,
+    frontier: bool,
+    model: Option<&str>,
+) -> Result<Dispatches, EngineError> {
     use crate::idea::probe::{PROBE_TRAJECTORIES, ProbeSettings, probe};
     use crate::train::GradientRule;
-    let cfg = rdbench_core::config::BenchConfig::default();
+    let mut cfg = rdbench_core::config::BenchConfig::default();
+    if let Some(name) = model {
+        cfg.model = name.to_string();
+    }
     let ctx = cfg.resolve()?;
     let model = crate::protocol::build_model(&ctx)?;
     let data = ctx.track.generate(cfg.data_seed).with_train(ctx.train_sequences).full_split();
@@ -637,7 +703,7 @@ pub async fn default_protocol_dispatches(device: &Device) -> Result<ProtocolDisp
     let mut populations = Vec::new();
     let mut total = 0;
     for (phase, runs, n, frontier) in phases {
-        let d = dispatches(device, runs, frontier).await?;
+        let d = dispatches(device, runs, frontier, None).await?;
         let steps = cfg.epochs * n.div_ceil(cfg.batch_size);
         let probes = cfg.epochs + 1;
         let probe = if frontier { d.probe_frontier.expect("asked") } else { d.probe };

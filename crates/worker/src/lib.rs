@@ -304,13 +304,19 @@ pub async fn rev_gru_check(kind: String, steps: usize) -> Result<JsValue, JsValu
 }
 
 /// Kernel launches of a whole population step of each arm and of a probe at `population`
-/// runs under the default config (`rdbench_engine::fused_check::dispatches`); the frontier's
-/// probe too if `frontier`. A diagnostic for the benchmark script and the browser tests.
+/// runs under the default config, its model or `model` (`rdbench_engine::fused_check::dispatches`);
+/// the frontier's probe too if `frontier`. A diagnostic for the benchmark script and the
+/// browser tests.
 #[wasm_bindgen]
-pub async fn dispatches(kind: String, population: usize, frontier: bool) -> Result<JsValue, JsValue> {
+pub async fn dispatches(
+    kind: String,
+    population: usize,
+    frontier: bool,
+    model: Option<String>,
+) -> Result<JsValue, JsValue> {
     let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
     let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
-    let d = rdbench_engine::fused_check::dispatches(&b.device, population.max(1), frontier)
+    let d = rdbench_engine::fused_check::dispatches(&b.device, population.max(1), frontier, model.as_deref())
         .await
         .map_err(|e| JsValue::from_str(&e.to_string()))?;
     browser::to_js(&d)

@@ -102,7 +102,7 @@ fn reversal_iterate(
 /// Slot of checkpoint `s` of interval `k` in a run's store: ceil(s / k) (0, k, 2k, .. and T).
 #[cube]
 #[allow(clippy::manual_div_ceil)] // kernel code: cubecl has no div_ceil
-fn slot_of(s: usize, k: usize) -> usize {
+pub(super) fn slot_of(s: usize, k: usize) -> usize {
     (s + k - 1) / k
 }
 
@@ -111,7 +111,7 @@ fn slot_of(s: usize, k: usize) -> usize {
 /// known uniform there, and a loop or branch that holds a barrier needs a bound or condition
 /// that is: this is how T, a run's k and a plan's length come as data.
 #[cube]
-fn uniform(v: u32) -> u32 {
+pub(super) fn uniform(v: u32) -> u32 {
     let mut s = Shared::<[u32]>::new_slice(1usize);
     if UNIT_POS == 0 {
         s[0] = v;
@@ -121,7 +121,8 @@ fn uniform(v: u32) -> u32 {
 }
 
 /// The forward pass over all T (`t_len`): a cube per (run, row). Writes h_0 and each state
-/// the run checkpoints (t a multiple of its k, and T) to `store` `[R, slots, N, H]`.
+/// the run checkpoints (t a multiple of its k, and T) to `store` `[R', slots, part, H]`, for
+/// `part` rows from `row0` (run i of the R' takes run i mod R's parameters and data).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments, clippy::manual_is_multiple_of)] // kernel code: `%` is what cubecl has
 fn gru_seq_forward_kernel(
@@ -131,28 +132,32 @@ fn gru_seq_forward_kernel(
     store: &mut Tensor<f32>,
     runs: u32,
     rows: u32,
+    part: u32,
+    row0: u32,
     f: u32,
     slots: u32,
     t_len: u32,
     #[comptime] hid: u32,
     #[comptime] o: u32,
 ) {
-    let (n, f, slots) = (rows as usize, f as usize, slots as usize);
+    let (n, part, f, slots) = (rows as usize, part as usize, f as usize, slots as usize);
     let nr = runs as usize * n;
     let (hd, od) = (hid as usize, o as usize);
-    let rr = CUBE_POS;
-    let r = rr / n;
-    let row = rr % n;
+    let r = CUBE_POS / part;
+    let lrow = CUBE_POS % part;
+    let row = row0 as usize + lrow;
+    // The parameters' and the data's run: a pass may run each run's several times.
+    let rr = (r % runs as usize) * n + row;
     let step = CUBE_DIM_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
-    let base = r * plen;
+    let base = (r % runs as usize) * plen;
     let t_end = uniform(t_len) as usize;
     let k = u32::cast_from(ks[r]) as usize;
     let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
     let mut j = UNIT_POS_X as usize;
     while j < hd {
         g[j] = 0.0f32;
-        store[(r * slots * n + row) * hd + j] = 0.0f32;
+        store[(r * slots * part + lrow) * hd + j] = 0.0f32;
         j += step;
     }
     sync_cube();
@@ -162,7 +167,7 @@ fn gru_seq_forward_kernel(
         let s = t + 1;
         let x_at = (t * nr + rr) * f;
         let keep = s % k == 0 || s == t_end;
-        let at = ((r * slots + slot_of(s, k)) * n + row) * hd;
+        let at = ((r * slots + slot_of(s, k)) * part + lrow) * hd;
         let mut j = UNIT_POS_X as usize;
         while j < hd {
             let (ar, az, gin, ghn) = gates_shared(pk, base, x, x_at, &g, cur, j, f, hd, od);
@@ -182,7 +187,7 @@ fn gru_seq_forward_kernel(
 
 /// `acc[i] = v` on a cube's first VJP, `acc[i] += v` after it.
 #[cube]
-fn accumulate(acc: &mut Tensor<f32>, i: usize, v: f32, fresh: bool) {
+pub(super) fn accumulate(acc: &mut Tensor<f32>, i: usize, v: f32, fresh: bool) {
     if fresh {
         acc[i] = v;
     } else {
@@ -216,6 +221,112 @@ fn step_memory(#[comptime] hid: u32, #[comptime] o: u32) -> StepMemory {
         dps: Shared::<[f32]>::new_slice(comptime!(o as usize)),
         dgh: Shared::<[f32]>::new_slice(comptime!(3 * hid as usize)),
         dan: Shared::<[f32]>::new_slice(comptime!(hid as usize)),
+    }
+}
+
+/// The readout of h' (`hs`, workgroup memory, synced) p = b_o + h' W_o, with `residual` plus
+/// x (then x + h' W_o + b_o, the tensor ops' order), its loss against `y` at `y_at` and dp in
+/// `dps` (synced on return); unit 0 adds the loss to `acc[at]` (`fresh`: written). Where
+/// `loss`: the squared error (dp = 2 scale (p - y)), or with `ce` the cross-entropy of its
+/// softmax against a one-hot row (dp = scale (softmax(p) - y)); elsewhere dp and the loss
+/// are 0. Without `vjp` nothing is read or written; the barriers are the same either way.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn readout_loss(
+    pk: &Tensor<f32>,
+    base: usize,
+    p_w_o: usize,
+    p_b_o: usize,
+    hs: &Shared<[f32]>,
+    x: &Tensor<f32>,
+    x_at: usize,
+    y: &Tensor<f32>,
+    y_at: usize,
+    acc: &mut Tensor<f32>,
+    at: usize,
+    sqs: &mut Shared<[f32]>,
+    dps: &mut Shared<[f32]>,
+    hd: usize,
+    od: usize,
+    scale: f32,
+    vjp: bool,
+    loss: bool,
+    fresh: bool,
+    #[comptime] ce: bool,
+    #[comptime] residual: bool,
+) {
+    let step = CUBE_DIM_X as usize;
+    let u = UNIT_POS_X as usize;
+    // The squared errors and dp = 2 scale (p - y), or the logits; dp = 0 where the step has
+    // no loss.
+    if vjp {
+        let mut q = u;
+        while q < od {
+            let b = pk[base + p_b_o + q];
+            let mut p = b;
+            if residual {
+                let mut hw = 0.0f32;
+                for i in 0..hd {
+                    hw += hs[i] * pk[base + p_w_o + i * od + q];
+                }
+                p = x[x_at + q] + hw + b;
+            } else {
+                for i in 0..hd {
+                    p += hs[i] * pk[base + p_w_o + i * od + q];
+                }
+            }
+            let e = p - y[y_at + q];
+            if ce {
+                sqs[q] = p;
+            } else {
+                sqs[q] = e * e;
+            }
+            dps[q] = 2.0f32 * scale * e;
+            if !loss {
+                dps[q] = 0.0f32;
+            }
+            q += step;
+        }
+    }
+    sync_cube();
+    if ce {
+        // The softmax's cross-entropy lse - p . y (y one-hot) and dp = scale (softmax - y),
+        // by unit 0 over the logits in order.
+        if vjp && loss && u == 0 {
+            let mut mx = sqs[0];
+            for q in 1..od {
+                if sqs[q] > mx {
+                    mx = sqs[q];
+                }
+            }
+            let mut se = 0.0f32;
+            for q in 0..od {
+                se += (sqs[q] - mx).exp();
+            }
+            let lse = mx + se.ln();
+            let mut l = 0.0f32;
+            for q in 0..od {
+                let yq = y[y_at + q];
+                l += yq * (lse - sqs[q]);
+                dps[q] = scale * ((sqs[q] - mx).exp() / se - yq);
+            }
+            sqs[0] = l;
+        }
+        sync_cube();
+    }
+    if vjp && u == 0 {
+        let mut sq = 0.0f32;
+        if ce {
+            sq = sqs[0];
+        } else {
+            for q in 0..od {
+                sq += sqs[q];
+            }
+        }
+        if !loss {
+            sq = 0.0f32;
+        }
+        accumulate(acc, at, sq, fresh);
     }
 }
 
@@ -269,69 +380,30 @@ fn step_vjp(
         j += step;
     }
     sync_cube();
-    // Readout: the squared errors and dp = 2 scale (p - y), or the logits; dp = 0 where the
-    // step has no loss.
+    readout_loss(
+        pk,
+        base,
+        p_w_o,
+        p_b_o,
+        &m.hs,
+        x,
+        x_at,
+        y,
+        y_at,
+        acc,
+        a + plen,
+        &mut m.sqs,
+        &mut m.dps,
+        hd,
+        od,
+        scale,
+        vjp,
+        loss,
+        fresh,
+        ce,
+        false,
+    );
     if vjp {
-        let mut q = u;
-        while q < od {
-            let mut p = pk[base + p_b_o + q];
-            for i in 0..hd {
-                p += m.hs[i] * pk[base + p_w_o + i * od + q];
-            }
-            let e = p - y[y_at + q];
-            if ce {
-                m.sqs[q] = p;
-            } else {
-                m.sqs[q] = e * e;
-            }
-            m.dps[q] = 2.0f32 * scale * e;
-            if !loss {
-                m.dps[q] = 0.0f32;
-            }
-            q += step;
-        }
-    }
-    sync_cube();
-    if ce {
-        // The softmax's cross-entropy lse - p . y (y one-hot) and dp = scale (softmax - y),
-        // by unit 0 over the logits in order.
-        if vjp && loss && u == 0 {
-            let mut mx = m.sqs[0];
-            for q in 1..od {
-                if m.sqs[q] > mx {
-                    mx = m.sqs[q];
-                }
-            }
-            let mut se = 0.0f32;
-            for q in 0..od {
-                se += (m.sqs[q] - mx).exp();
-            }
-            let lse = mx + se.ln();
-            let mut l = 0.0f32;
-            for q in 0..od {
-                let yq = y[y_at + q];
-                l += yq * (lse - m.sqs[q]);
-                m.dps[q] = scale * ((m.sqs[q] - mx).exp() / se - yq);
-            }
-            m.sqs[0] = l;
-        }
-        sync_cube();
-    }
-    if vjp {
-        if u == 0 {
-            let mut sq = 0.0f32;
-            if ce {
-                sq = m.sqs[0];
-            } else {
-                for q in 0..od {
-                    sq += m.sqs[q];
-                }
-            }
-            if !loss {
-                sq = 0.0f32;
-            }
-            accumulate(acc, a + plen, sq, fresh);
-        }
         // Through h' = n + z (h - n) and the gates.
         let mut j = u;
         while j < hd {
@@ -435,11 +507,12 @@ fn gru_seq_vjp_rows_kernel(
     let (hd, od) = (hid as usize, o as usize);
     let cube = CUBE_POS;
     let r = cube / part;
-    let row = row0 as usize + cube % part;
-    let rr = r * n + row;
+    let lrow = cube % part;
+    let row = row0 as usize + lrow;
+    let rr = (r % runs as usize) * n + row;
     let step = CUBE_DIM_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
-    let base = r * plen;
+    let base = (r % runs as usize) * plen;
     let a = cube * (plen + 1);
     let t_end = uniform(t_len) as usize;
     // A cube is one run: its k decides the branch around the reversal's barriers.
@@ -448,7 +521,7 @@ fn gru_seq_vjp_rows_kernel(
     let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
     let mut m = step_memory(hid, o);
 
-    let top = ((r * slots + slot_of(t_end, k)) * n + row) * hd;
+    let top = ((r * slots + slot_of(t_end, k)) * part + lrow) * hd;
     let mut j = UNIT_POS_X as usize;
     while j < hd {
         hc[j] = store[top + j];
@@ -460,7 +533,7 @@ fn gru_seq_vjp_rows_kernel(
         let tt = t_end - 1 - i; // step tt + 1 reads h_tt, x_tt and y_tt
         let x_at = (tt * nr + rr) * f;
         if tt % k == 0 {
-            let at = ((r * slots + slot_of(tt, k)) * n + row) * hd;
+            let at = ((r * slots + slot_of(tt, k)) * part + lrow) * hd;
             let mut j = UNIT_POS_X as usize;
             while j < hd {
                 m.hp[j] = store[at + j];
@@ -514,7 +587,7 @@ fn gru_seq_vjp_rows_kernel(
 /// nothing), each step 4 values (op, load slot + 1, store slot + 1, time): load the working
 /// state from a snapshot slot, store it to one, then advance it one step or take the VJP of
 /// the step from it (op 1, 2; 0 nothing). The working state and its gradient live in
-/// workgroup memory, the snapshots in `snaps` `[R, slots * N, H]`; the VJPs sum into `acc`
+/// workgroup memory, the snapshots in `snaps` `[R', slots * part, H]`; the VJPs sum into `acc`
 /// as `gru_seq_vjp_rows_kernel`'s. Every step passes the same barriers (the op only decides
 /// what is written).
 #[cube(launch_unchecked)]
@@ -546,11 +619,12 @@ fn gru_plan_kernel(
     let (hd, od) = (hid as usize, o as usize);
     let cube = CUBE_POS;
     let r = cube / part;
-    let row = row0 as usize + cube % part;
-    let rr = r * n + row;
+    let lrow = cube % part;
+    let row = row0 as usize + lrow;
+    let rr = (r % runs as usize) * n + row;
     let step = CUBE_DIM_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
-    let base = r * plen;
+    let base = (r % runs as usize) * plen;
     let a = cube * (plen + 1);
     let len = uniform(len) as usize;
     let at = (r / per_plan as usize) * len;
@@ -573,10 +647,10 @@ fn gru_plan_kernel(
         let mut j = UNIT_POS_X as usize;
         while j < hd {
             if load > 0 {
-                m.hp[j] = snaps[((r * slots + load - 1) * n + row) * hd + j];
+                m.hp[j] = snaps[((r * slots + load - 1) * part + lrow) * hd + j];
             }
             if store > 0 {
-                snaps[((r * slots + store - 1) * n + row) * hd + j] = m.hp[j];
+                snaps[((r * slots + store - 1) * part + lrow) * hd + j] = m.hp[j];
             }
             j += step;
         }
@@ -656,11 +730,11 @@ fn gru_chain_kernel(
     let r = idx / cn;
     let ci = (idx % cn) / n;
     let row = idx % n;
-    let rr = r * n + row;
+    let rr = (r % runs as usize) * n + row;
     let step = CUBE_DIM_X as usize;
     let u = UNIT_POS_X as usize;
     let (_w_hh, _b_ih, _b_hh, _w_o, _b_o, plen) = packed_offsets(f, hd, od);
-    let base = r * plen;
+    let base = (r % runs as usize) * plen;
     let c = (ci + 1) * ku;
     let mut g = Shared::<[f32]>::new_slice(comptime!(2 * hid as usize));
     let mut hc = Shared::<[f32]>::new_slice(comptime!(hid as usize));
@@ -725,27 +799,29 @@ fn gru_chain_kernel(
     }
 }
 
-/// Bytes a pass's per-(run, row) sums may take: under WebGPU's default storage-binding
-/// limit (128 MiB, a limit per binding). The sums do not grow with T; past this the rows
-/// split into parts, one launch each.
-const SUMS_BYTES: usize = 112 << 20;
+/// Bytes one binding of a pass may take: under WebGPU's default storage-binding limit (128
+/// MiB, a limit per binding). A pass's per-(run, row) sums do not grow with T, its stored
+/// states (the checkpoints, a plan's snapshots) do; past this the rows split into parts, a
+/// forward and a backward launch each.
+const BINDING_BYTES: usize = 112 << 20;
 
-/// Rows per launch of a pass: all `rows` when their sums (`plen` values per (run, row))
-/// fit [`SUMS_BYTES`].
-pub fn part_rows(runs: usize, rows: usize, plen: usize) -> usize {
-    (SUMS_BYTES / (4 * runs * plen).max(1)).clamp(1, rows.max(1))
+/// Rows per launch of a pass: all `rows` when each binding fits [`BINDING_BYTES`], at `values`
+/// per (run, row) in the largest (its sums, or its stored states).
+pub fn part_rows(runs: usize, rows: usize, values: usize) -> usize {
+    (BINDING_BYTES / (4 * runs * values).max(1)).clamp(1, rows.max(1))
 }
 
-fn dims4(t: &CubeTensor) -> [usize; 4] {
+pub(super) fn dims4(t: &CubeTensor) -> [usize; 4] {
     t.meta.shape().dims::<4>()
 }
 
 /// The whole-sequence pass on the GPU (see the module).
 #[burn::backend::backend_extension(Cube)]
 pub trait GruSequenceKernels: burn::backend::Backend {
-    /// The forward pass of packed parameters `pk` `[R, 1, P]` over inputs `x` `[T, R, N, F]`,
-    /// run r checkpointing every `ks[r]`-th state (`ks` `[R]`, integers): the store
-    /// `[R, slots * N, H]`.
+    /// The forward pass of packed parameters `pk` `[R, 1, P]` over inputs `x` `[T, R, N, F]`
+    /// for `part` rows from `row0`, run i checkpointing every `ks[i]`-th state (`ks` `[R']`,
+    /// integers, R' a multiple of R: run i is run i mod R): the store `[R', slots * part, H]`.
+    #[allow(clippy::too_many_arguments)]
     fn gru_seq_forward(
         pk: FloatTensor<Self>,
         x: FloatTensor<Self>,
@@ -753,6 +829,7 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         hid: usize,
         o: usize,
         slots: usize,
+        rows: std::ops::Range<usize>,
     ) -> FloatTensor<Self>;
 
     /// The chained defects at interval `k` from `states` `[R, (T + 1) * N, H]` (every
@@ -767,19 +844,21 @@ pub trait GruSequenceKernels: burn::backend::Backend {
         o: usize,
     ) -> FloatTensor<Self>;
 
-    /// The backward pass from that store with targets `y` `[S, R, N, O]` and `task`'s loss
-    /// weighted by `scale` (a regression's squared error at every step, S = T; a last-step
-    /// regression's squared error or a classification's cross-entropy at step T, S = 1),
-    /// `iters` reversal iterations (0: every state is a checkpoint), `part` rows per launch:
-    /// the packed gradient `[R, 1, P + 1]`, its last value per run the summed loss
-    /// (unweighted).
+    /// The whole pass, `part` rows at a time (a forward launch into that part's store of
+    /// `slots` states per (run, row), then the backward launch from it): targets `y`
+    /// `[S, R, N, O]` and `task`'s loss weighted by `scale` (a regression's squared error at
+    /// every step, S = T; a last-step regression's squared error or a classification's
+    /// cross-entropy at step T, S = 1), `iters` reversal iterations (0: every state is a
+    /// checkpoint). Returns the packed gradient `[R', 1, P + 1]`, its last value per run
+    /// the summed loss (unweighted).
     #[allow(clippy::too_many_arguments)]
-    fn gru_seq_vjp(
+    fn gru_seq_pass(
         pk: FloatTensor<Self>,
-        store: FloatTensor<Self>,
         x: FloatTensor<Self>,
         y: FloatTensor<Self>,
         ks: FloatTensor<Self>,
+        hid: usize,
+        slots: usize,
         loss: (Task, f32),
         iters: usize,
         part: usize,
@@ -787,9 +866,9 @@ pub trait GruSequenceKernels: burn::backend::Backend {
 
     /// Recomputing schedules' plans (see `gru_plan_kernel`) from packed parameters `pk`
     /// `[R, 1, P]` over inputs `x` `[T, R, N, F]` and targets `y` `[S, R, N, O]`: `plan`
-    /// `[plans, len, 4]` the plans' steps, R / plans consecutive runs to each, `slots`
-    /// snapshot slots, `part` rows per launch. Returns the packed gradient as
-    /// [`gru_seq_vjp`](Self::gru_seq_vjp).
+    /// `[plans, len, 4]` the plans' steps, every run through each (run i R + q: plan i, run
+    /// q), `slots` snapshot slots, `part` rows per launch. Returns the packed gradient as
+    /// [`gru_seq_pass`](Self::gru_seq_pass).
     #[allow(clippy::too_many_arguments)]
     fn gru_plan(
         pk: FloatTensor<Self>,
@@ -811,10 +890,13 @@ impl GruSequenceKernels for Cube {
         hid: usize,
         o: usize,
         slots: usize,
+        rows: std::ops::Range<usize>,
     ) -> CubeTensor {
         let [pk, x, ks] = [pk, x, ks].map(into_contiguous);
         let [t, r, n, f] = dims4(&x);
-        let store = empty(&x, [r, slots * n, hid]);
+        // Every run of `ks` (a multiple of x's runs): run i takes run i mod R's parameters and data.
+        let all = ks.meta.shape().dims::<1>()[0];
+        let store = empty(&x, [all, slots * rows.len(), hid]);
         let client = x.client.clone();
         // SAFETY: every index the kernel reads or writes is within the tensors it is given:
         // x is [T, R, N, F], the store is sized here for `slots` checkpoints per run (the
@@ -822,7 +904,7 @@ impl GruSequenceKernels for Cube {
         unsafe {
             gru_seq_forward_kernel::launch_unchecked(
                 &client,
-                per_row(r, n),
+                per_row(all, rows.len()),
                 CubeDim::new_1d(row_units(hid)),
                 pk.into_tensor_arg(),
                 x.into_tensor_arg(),
@@ -830,6 +912,8 @@ impl GruSequenceKernels for Cube {
                 store.clone().into_tensor_arg(),
                 r as u32,
                 n as u32,
+                rows.len() as u32,
+                rows.start as u32,
                 f as u32,
                 slots as u32,
                 t as u32,
@@ -875,32 +959,34 @@ impl GruSequenceKernels for Cube {
         out
     }
 
-    fn gru_seq_vjp(
+    fn gru_seq_pass(
         pk: CubeTensor,
-        store: CubeTensor,
         x: CubeTensor,
         y: CubeTensor,
         ks: CubeTensor,
+        hid: usize,
+        slots: usize,
         loss: (Task, f32),
         iters: usize,
         part: usize,
     ) -> CubeTensor {
         let ((last, ce), scale) = (loss_kind(loss.0), loss.1);
-        let [pk, store, x, y, ks] = [pk, store, x, y, ks].map(into_contiguous);
+        let [pk, x, y, ks] = [pk, x, y, ks].map(into_contiguous);
         let [t, r, n, f] = dims4(&x);
         let o = dims4(&y)[3];
-        let [_, sn, hid] = dims3(&store);
-        let slots = sn / n;
+        let all = ks.meta.shape().dims::<1>()[0];
         let plen = dims3(&pk)[2] + 1;
         let client = x.client.clone();
-        by_parts(&pk, n, part, plen, |row0, this| {
-            let acc = empty(&x, [r, this, plen]);
+        by_parts(&pk, all, n, part, plen, |row0, this| {
+            let store = Self::gru_seq_forward(pk.clone(), x.clone(), ks.clone(), hid, o, slots, row0..row0 + this);
+            let acc = empty(&x, [all, this, plen]);
             // SAFETY: as the forward pass; the cubes are this part's (run, row) pairs, rows
-            // row0 .. row0 + this < N, each summing into its own row of `acc`, sized here.
+            // row0 .. row0 + this < N, each reading its own states of this part's store and
+            // summing into its own row of `acc`, sized here.
             unsafe {
                 gru_seq_vjp_rows_kernel::launch_unchecked(
                     &client,
-                    per_row(r, this),
+                    per_row(all, this),
                     CubeDim::new_1d(row_units(hid)),
                     pk.clone().into_tensor_arg(),
                     store.clone().into_tensor_arg(),
@@ -943,18 +1029,19 @@ impl GruSequenceKernels for Cube {
         let o = dims4(&y)[3];
         let plen = dims3(&pk)[2] + 1;
         let [plans, len, _] = dims3(&plan);
-        assert_eq!(r % plans, 0, "the runs divide among the plans");
-        let snaps = empty(&x, [r, slots.max(1) * n, hid]);
+        // Every plan over every run: run i * R + q follows plan i with run q's parameters and data.
+        let all = plans * r;
         let client = x.client.clone();
-        by_parts(&pk, n, part, plen, |row0, this| {
-            let acc = empty(&x, [r, this, plen]);
+        by_parts(&pk, all, n, part, plen, |row0, this| {
+            let snaps = empty(&x, [all, slots.max(1) * this, hid]);
+            let acc = empty(&x, [all, this, plen]);
             // SAFETY: the plan's steps (checked by `schedule::plan::compile`) load and store
             // slots below `slots` and read x and y at times below T; the cubes are this
             // part's (run, row) pairs, each summing into its own row of `acc`, sized here.
             unsafe {
                 gru_plan_kernel::launch_unchecked(
                     &client,
-                    per_row(r, this),
+                    per_row(all, this),
                     CubeDim::new_1d(row_units(hid)),
                     pk.clone().into_tensor_arg(),
                     x.clone().into_tensor_arg(),
@@ -968,7 +1055,7 @@ impl GruSequenceKernels for Cube {
                     row0 as u32,
                     f as u32,
                     slots.max(1) as u32,
-                    (r / plans) as u32,
+                    r as u32,
                     len as u32,
                     t as u32,
                     scale,
@@ -984,7 +1071,7 @@ impl GruSequenceKernels for Cube {
 }
 
 /// Whether `task`'s loss is at the last step alone, and whether it is the cross-entropy.
-fn loss_kind(task: Task) -> (bool, bool) {
+pub(super) fn loss_kind(task: Task) -> (bool, bool) {
     match task {
         Task::Regression => (false, false),
         Task::LastStepRegression => (true, false),
@@ -992,17 +1079,18 @@ fn loss_kind(task: Task) -> (bool, bool) {
     }
 }
 
-/// A pass over `n` rows in parts of `part` (one launch of `pass(row0, rows)` each, returning
-/// its sums `[R, rows, plen]`), each part's sums added to the gradient so far by
-/// `sum_rows_kernel`: the packed gradient `[R, 1, plen]`.
-fn by_parts(
+/// A pass of `runs` runs over `n` rows in parts of `part` (one launch of `pass(row0, rows)`
+/// each, returning its sums `[runs, rows, plen]`), each part's sums added to the gradient so
+/// far by `sum_rows_kernel`: the packed gradient `[runs, 1, plen]`.
+pub(super) fn by_parts(
     pk: &CubeTensor,
+    runs: usize,
     n: usize,
     part: usize,
     plen: usize,
     mut pass: impl FnMut(usize, usize) -> CubeTensor,
 ) -> CubeTensor {
-    let r = dims3(pk)[0];
+    let r = runs;
     let part = part.clamp(1, n.max(1));
     let mut g: Option<CubeTensor> = None;
     for row0 in (0..n).step_by(part) {
@@ -1037,9 +1125,9 @@ type D = burn::backend::Dispatch;
 
 /// The whole pass on tensors: packed parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`,
 /// targets `y` `[S, R, N, O]` and the loss (`task`'s, weighted: see
-/// [`GruSequenceKernels::gru_seq_vjp`]), run r checkpointing every `ks[r]`-th state (`slots`: the most
+/// [`GruSequenceKernels::gru_seq_pass`]), run r checkpointing every `ks[r]`-th state (`slots`: the most
 /// checkpoints any run keeps) and rebuilding the others by `iters` reversal iterations.
-/// `part` rows per backward launch (None: as many as [`SUMS_BYTES`] allows). Returns the
+/// `part` rows per launch (None: as many as [`BINDING_BYTES`] allows). Returns the
 /// pass's packed gradient and summed squared error (the layout of
 /// [`GruCubeKernels::gru_step_vjp_packed`](super::cube_kernels::GruCubeKernels::gru_step_vjp_packed)).
 #[allow(clippy::too_many_arguments)]
@@ -1053,25 +1141,16 @@ pub fn gru_sequence_pass(
     iters: usize,
     part: Option<usize>,
 ) -> BTensor<3> {
-    let [_, r, n, _] = x.dims();
-    let o = y.dims()[3];
-    let part = part.unwrap_or_else(|| part_rows(r, n, pk.dims()[2] + 1));
-    let ks: Vec<f32> = ks.iter().map(|&k| k as f32).collect();
-    let ks = BTensor::<1>::from_data(TensorData::new(ks.clone(), [ks.len()]), &x.device()).into_dispatch();
-    let store = <D as GruSequenceKernels>::gru_seq_forward(
-        pk.clone().into_dispatch(),
-        x.clone().into_dispatch(),
-        ks.clone(),
-        hid,
-        o,
-        slots,
-    );
-    BTensor::from_dispatch(<D as GruSequenceKernels>::gru_seq_vjp(
+    let [_, _, n, _] = x.dims();
+    let part = part.unwrap_or_else(|| part_rows(ks.len(), n, (pk.dims()[2] + 1).max(slots * hid)));
+    let ks = intervals(ks, &x.device());
+    BTensor::from_dispatch(<D as GruSequenceKernels>::gru_seq_pass(
         pk.into_dispatch(),
-        store,
         x.into_dispatch(),
         y.into_dispatch(),
         ks,
+        hid,
+        slots,
         loss,
         iters,
         part,
@@ -1081,8 +1160,8 @@ pub fn gru_sequence_pass(
 /// Every state h_0..h_T of a forward pass, `[R, (T + 1) * N, H]` (time-major per run), in one
 /// launch (the store at every k = 1).
 pub fn gru_states(pk: BTensor<3>, x: BTensor<4>, hid: usize, o: usize) -> BTensor<3> {
-    let [t, r, _, _] = x.dims();
-    let ones = BTensor::<1>::from_data(TensorData::new(vec![1.0f32; r], [r]), &x.device()).into_dispatch();
+    let [t, r, n, _] = x.dims();
+    let ones = intervals(&vec![1; r], &x.device());
     BTensor::from_dispatch(<D as GruSequenceKernels>::gru_seq_forward(
         pk.into_dispatch(),
         x.into_dispatch(),
@@ -1090,6 +1169,7 @@ pub fn gru_states(pk: BTensor<3>, x: BTensor<4>, hid: usize, o: usize) -> BTenso
         hid,
         o,
         t + 1,
+        0..n,
     ))
 }
 
@@ -1116,9 +1196,9 @@ pub fn gru_chained_defect(
 
 /// Recomputing schedules' whole passes on tensors (see `gru_plan_kernel`): packed
 /// parameters `pk` `[R, 1, P]`, inputs `x` `[T, R, N, F]`, targets `y` `[S, R, N, O]` and
-/// the loss (as [`gru_sequence_pass`]), the plans' `steps` (op, load slot + 1, store slot + 1, time), R / plans consecutive runs to
+/// the loss (as [`gru_sequence_pass`]), the plans' `steps` (op, load slot + 1, store slot + 1, time), every run through
 /// each, with `slots` snapshot slots, `part` rows per launch (None: as many as
-/// [`SUMS_BYTES`] allows). Returns the packed gradient and summed squared error, as
+/// [`BINDING_BYTES`] allows). Returns the packed gradient and summed squared error, as
 /// [`gru_sequence_pass`].
 #[allow(clippy::too_many_arguments)]
 pub fn gru_plan_pass(
@@ -1131,18 +1211,8 @@ pub fn gru_plan_pass(
     part: Option<usize>,
 ) -> BTensor<3> {
     let [_, r, n, _] = x.dims();
-    let part = part.unwrap_or_else(|| part_rows(r, n, pk.dims()[2] + 1));
-    // Shorter plans are padded with steps that do nothing (op 0).
-    let len = plans.iter().map(Vec::len).max().unwrap_or(0).max(1);
-    let mut data = vec![0.0f32; plans.len() * len * 4];
-    for (p, steps) in plans.iter().enumerate() {
-        for (i, s) in steps.iter().enumerate() {
-            for (q, &v) in s.iter().enumerate() {
-                data[(p * len + i) * 4 + q] = v as f32;
-            }
-        }
-    }
-    let plan = BTensor::<3>::from_data(TensorData::new(data, [plans.len(), len, 4]), &x.device()).into_dispatch();
+    let part = part.unwrap_or_else(|| part_rows(plans.len() * r, n, (pk.dims()[2] + 1).max(slots.max(1) * hid)));
+    let plan = plan_tensor(plans, &x.device());
     BTensor::from_dispatch(<D as GruSequenceKernels>::gru_plan(
         pk.into_dispatch(),
         x.into_dispatch(),
@@ -1153,4 +1223,25 @@ pub fn gru_plan_pass(
         loss,
         part,
     ))
+}
+
+/// Each run's interval as the kernels read it, `[runs]`.
+pub(super) fn intervals(ks: &[usize], device: &burn::tensor::Device) -> FloatTensor<D> {
+    let ks: Vec<f32> = ks.iter().map(|&k| k as f32).collect();
+    BTensor::<1>::from_data(TensorData::new(ks.clone(), [ks.len()]), device).into_dispatch()
+}
+
+/// The plans' steps as the plan kernels read them, `[plans, len, 4]`, `len` the longest
+/// plan's: shorter plans are padded with steps that do nothing (op 0).
+pub(super) fn plan_tensor(plans: &[Vec<[u32; 4]>], device: &burn::tensor::Device) -> FloatTensor<D> {
+    let len = plans.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let mut data = vec![0.0f32; plans.len() * len * 4];
+    for (p, steps) in plans.iter().enumerate() {
+        for (i, s) in steps.iter().enumerate() {
+            for (q, &v) in s.iter().enumerate() {
+                data[(p * len + i) * 4 + q] = v as f32;
+            }
+        }
+    }
+    BTensor::<3>::from_data(TensorData::new(data, [plans.len(), len, 4]), device).into_dispatch()
 }

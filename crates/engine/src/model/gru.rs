@@ -255,7 +255,8 @@ impl RecurrentModel for Gru {
         if !self.on_whole_kernels(&device) {
             return None;
         }
-        let [r, _, _] = p[0].dims();
+        // Every run of the pass (`ks`), each several times over where a pass repeats them.
+        let r = ks.len();
         let t = seq.x.dims()[0];
         assert!(iters > 0 || ks.iter().all(|&k| k == 1), "states to rebuild, and no reversal iterations");
         // One kernel runs every step, VJP and reversal: the launch counts what it asks for.
@@ -294,7 +295,8 @@ impl RecurrentModel for Gru {
         if !self.has_whole_plan(&p[0].device(), seq.task) {
             return None;
         }
-        let each = p[0].dims()[0] / plans.len();
+        // Each plan runs over every run of the population.
+        let each = p[0].dims()[0];
         // The kernel runs the steps it is given: count those.
         let ops = |op: u32| each * plans.iter().flatten().filter(|s| s[0] == op).count();
         super::evals::forward(ops(1));

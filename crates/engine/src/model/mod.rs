@@ -8,6 +8,8 @@
 #[cfg(feature = "cube")]
 pub mod cube_kernels;
 #[cfg(feature = "cube")]
+pub mod cube_rev_ode;
+#[cfg(feature = "cube")]
 pub mod cube_sequence;
 pub mod evals;
 mod fast_math;
@@ -110,9 +112,12 @@ pub trait RecurrentModel: Send + Sync {
     /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
     /// A whole training pass of the reversal schedule in a few launches, where the model has
-    /// kernels for it on this device (the GRU on a GPU, every loss): run r keeps every
-    /// `ks[r]`-th state (every k 1: dense BPTT) and rebuilds the others by `iters` reversal
-    /// iterations; `slots` is the most states a run keeps. Returns what
+    /// kernels for it on this device (the GRU and rev_ode_small on a GPU, every loss): run i
+    /// of the pass keeps every `ks[i]`-th state (every k 1: dense BPTT) and rebuilds the
+    /// others by `iters` reversal iterations; `slots` is the most states a run keeps. `ks` may
+    /// list several passes of the population side by side (a multiple of `p`'s R runs): run i
+    /// takes run i mod R's parameters and data, and the result has a row per run of `ks`.
+    /// Returns what
     /// [`grads_of`](Self::grads_of) does (the gradients and the summed, unweighted loss
     /// `[R, 1, 1]`), counting the evaluations it asks for; None where the model has no such
     /// kernels, and the schedules take the pass step by step.
@@ -131,10 +136,10 @@ pub trait RecurrentModel: Send + Sync {
         false
     }
     /// Recomputing schedules' whole passes, each plan compiled to steps
-    /// (`schedule::plan::Compiled`; `slots` snapshot slots, the most any plan needs), R /
-    /// plans consecutive runs to each plan, in a few launches where the model has a kernel
-    /// for it on this device; returns and counts as [`whole_pass`](Self::whole_pass). None
-    /// elsewhere: the executor steps.
+    /// (`schedule::plan::Compiled`; `slots` snapshot slots, the most any plan needs), every
+    /// run of the population through each plan (run i R + q of the result: plan i, run q), in
+    /// a few launches where the model has a kernel for it on this device; returns and counts
+    /// as [`whole_pass`](Self::whole_pass). None elsewhere: the executor steps.
     fn whole_plan(
         &self,
         _p: &[Tensor<3>],
@@ -239,7 +244,8 @@ pub struct PackedRows {
 pub struct Packed {
     /// `[R, 1, P + 1]`: the gradient, then the pass's summed squared error.
     pub grad: Tensor<3>,
-    /// `[R, 1, P]`: the parameters the pass differentiated, packed.
+    /// `[R, 1, P]`: the parameters the pass differentiated, packed (a row per run of the
+    /// population: fewer than the gradient's where a pass ran the population several times).
     pub params: Tensor<3>,
     /// Each parameter's per-run `[rows, cols]`.
     pub shapes: Vec<[usize; 2]>,
@@ -278,7 +284,13 @@ impl Gradient {
         };
         Some(self.packed.get_or_init(|| {
             let narrow = |t: &Tensor<3>| t.clone().narrow(0, rows.start, rows.len());
-            Packed { grad: narrow(&whole.grad), params: narrow(&whole.params), shapes: whole.shapes.clone() }
+            // A pass of the population several times over packed each run's parameters once.
+            let params = if whole.params.dims()[0] == whole.grad.dims()[0] {
+                narrow(&whole.params)
+            } else {
+                whole.params.clone()
+            };
+            Packed { grad: narrow(&whole.grad), params, shapes: whole.shapes.clone() }
         }))
     }
 

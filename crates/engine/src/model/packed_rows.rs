@@ -61,6 +61,24 @@ pub fn of(params: &[Tensor<3>]) -> Option<Tensor<3>> {
     KNOWN.with(|k| k.borrow().iter().rev().find(|e| e.at == at && e.len == params.len()).map(|e| e.packed.clone()))
 }
 
+/// Each run's values of every tensor in one row, `[R, 1, P]` (the tensors' values in order).
+pub fn pack(ts: &[Tensor<3>]) -> Tensor<3> {
+    let flat: Vec<Tensor<3>> = ts
+        .iter()
+        .map(|t| {
+            let [r, a, b] = t.dims();
+            t.clone().reshape([r, 1, a * b])
+        })
+        .collect();
+    Tensor::cat(flat, 2)
+}
+
+/// `params`' packed rows: the ones a live guard knows, else [`pack`]ed here.
+#[cfg_attr(not(feature = "cube"), allow(dead_code))]
+pub fn known_or_pack(params: &[Tensor<3>]) -> Tensor<3> {
+    of(params).unwrap_or_else(|| pack(params))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,6 +46,15 @@ pub struct RevOde {
     rank_max: usize,
     /// Whether the readout adds x_t (a regression's).
     residual: bool,
+    /// Whether a whole pass on a GPU (training pass, every state, chained defects) takes the
+    /// whole-sequence kernels (`cube_rev_ode`); off, the tensor ops (the reference
+    /// `fused_check` measures the kernels against).
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))]
+    whole_kernels: bool,
+    /// Rows per backward launch of those kernels (None: as many as their sums' budget
+    /// allows; set to test a pass in parts at small sizes).
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))]
+    part_rows: Option<usize>,
 }
 
 /// One coupling's intermediate values, kept for the vector-Jacobian product.
@@ -74,7 +83,38 @@ impl RevOde {
         if rank0 < 1 || rank0 > rank_max {
             return Err(format!("rev_ode_small needs 1 <= r0 <= r_max (got r0 {rank0}, r_max {rank_max})"));
         }
-        Ok(RevOde { input, hidden, output, rank0, rank_max, residual })
+        Ok(RevOde { input, hidden, output, rank0, rank_max, residual, whole_kernels: true, part_rows: None })
+    }
+
+    /// The same model taking the tensor ops where it would take the whole-sequence kernels.
+    pub fn without_whole_kernels(self) -> Self {
+        RevOde { whole_kernels: false, ..self }
+    }
+
+    /// The same model with its whole-sequence backward passes in parts of `rows` rows.
+    pub fn with_part_rows(self, rows: usize) -> Self {
+        RevOde { part_rows: Some(rows), ..self }
+    }
+
+    /// Whether a whole pass on `device` takes the whole-sequence GPU kernels.
+    #[cfg(feature = "cube")]
+    fn on_whole_kernels(&self, device: &burn::tensor::Device) -> bool {
+        self.whole_kernels && super::kernels::cube_on(device)
+    }
+
+    /// The kernels' shape.
+    #[cfg(feature = "cube")]
+    fn kernel_shape(&self) -> super::cube_rev_ode::RevShape {
+        super::cube_rev_ode::RevShape { hid: self.hidden, rm: self.rank_max }
+    }
+
+    /// A packed gradient `[R, 1, P + 1]` of the whole kernels and the parameters it
+    /// differentiated, as a pass's gradient and summed loss `[R, 1, 1]`.
+    #[cfg(feature = "cube")]
+    fn packed_pass(&self, grad: Tensor<3>, params: Tensor<3>) -> (super::Gradient, Tensor<3>) {
+        let n = super::cube_rev_ode::packed_len(self.input, self.hidden, self.rank_max, self.output);
+        let loss = grad.clone().narrow(2, n, 1);
+        (super::Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), loss)
     }
 
     fn half(&self) -> usize {
@@ -196,6 +236,106 @@ impl RecurrentModel for RevOde {
         // a' = a + F(b): a passes da' through, b gets F's input gradient.
         let db = db2 + self.coupling_vjp(p, U_F, (b, x, cf), da2.clone(), grads);
         Tensor::cat(vec![da2, db], 2)
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_pass(
+        &self,
+        p: &[Tensor<3>],
+        seq: super::Sequence,
+        ks: &[usize],
+        slots: usize,
+        _iters: usize,
+    ) -> Option<(super::Gradient, Tensor<3>)> {
+        if !self.on_whole_kernels(&p[0].device()) {
+            return None;
+        }
+        // Every run of the pass (`ks`), each several times over where a pass repeats them.
+        let r = ks.len();
+        let t = seq.x.dims()[0];
+        // One kernel runs every step, VJP and inverse: the launch counts what it asks for.
+        super::evals::forward(r * t);
+        super::evals::vjp(r * t);
+        super::evals::reversal(ks.iter().map(|&k| (0..t).filter(|s| s % k != 0).count()).sum());
+        let params = super::packed_rows::known_or_pack(p);
+        let grad = super::cube_rev_ode::rev_ode_sequence_pass(
+            params.clone(),
+            (seq.x, seq.y),
+            ks,
+            slots,
+            self.kernel_shape(),
+            (seq.task, seq.scale),
+            self.part_rows,
+        );
+        Some(self.packed_pass(grad, params))
+    }
+
+    #[cfg(feature = "cube")]
+    fn has_whole_plan(&self, device: &burn::tensor::Device, _task: Task) -> bool {
+        self.on_whole_kernels(device)
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_plan(
+        &self,
+        p: &[Tensor<3>],
+        seq: super::Sequence,
+        plans: &[Vec<[u32; 4]>],
+        slots: usize,
+    ) -> Option<(super::Gradient, Tensor<3>)> {
+        if !self.has_whole_plan(&p[0].device(), seq.task) {
+            return None;
+        }
+        // Each plan runs over every run of the population.
+        let each = p[0].dims()[0];
+        // The kernel runs the steps it is given: count those.
+        let ops = |op: u32| each * plans.iter().flatten().filter(|s| s[0] == op).count();
+        super::evals::forward(ops(1));
+        super::evals::vjp(ops(2));
+        let params = super::packed_rows::known_or_pack(p);
+        let grad = super::cube_rev_ode::rev_ode_plan_pass(
+            params.clone(),
+            (seq.x, seq.y),
+            plans,
+            slots,
+            self.kernel_shape(),
+            (seq.task, seq.scale),
+            self.part_rows,
+        );
+        Some(self.packed_pass(grad, params))
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_states(&self, p: &[Tensor<3>], x: &Tensor<4>) -> Option<Tensor<3>> {
+        if !self.on_whole_kernels(&p[0].device()) {
+            return None;
+        }
+        let [t, r, _, _] = x.dims();
+        super::evals::forward(r * t);
+        let pk = super::packed_rows::known_or_pack(p);
+        Some(super::cube_rev_ode::rev_ode_states(pk, x.clone(), self.kernel_shape(), self.output))
+    }
+
+    #[cfg(feature = "cube")]
+    fn whole_chained_defect(
+        &self,
+        p: &[Tensor<3>],
+        states: &Tensor<3>,
+        x: &Tensor<4>,
+        k: usize,
+        _iters: usize,
+    ) -> Option<Tensor<2>> {
+        if !self.on_whole_kernels(&p[0].device()) {
+            return None;
+        }
+        let [t, r, _, _] = x.dims();
+        // No chain fits (k > T): no defect, as the stepping probe finds none.
+        if k < 2 || t / k == 0 {
+            return Some(Tensor::zeros([r, 1], &p[0].device()));
+        }
+        super::evals::reversal(r * (t / k) * (k - 1));
+        let pk = super::packed_rows::known_or_pack(p);
+        Some(super::cube_rev_ode::rev_ode_chained_defect(pk, states.clone(), x.clone(), k, self.rank_max, self.output))
     }
 
     fn rank_limits(&self) -> Option<(usize, usize)> {

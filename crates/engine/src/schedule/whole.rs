@@ -1,19 +1,23 @@
-//! A schedule's whole pass in the model's own kernels, where it has them (the GRU on a
-//! GPU): dense BPTT and reversal at each run's interval, the same gradient in
-//! a few launches instead of a few per time step (`model::cube_sequence`). The counts are
-//! the step-by-step path's: what the kernels asked for, per run. The recomputing schedules
-//! (fixed interval, revolve) run their plan as data in one kernel (`plan_pass`).
+//! A schedule's whole pass in the model's own kernels, where it has them (the GRU and
+//! rev_ode_small on a GPU): dense BPTT and reversal at each run's interval, the same gradient
+//! in a few launches instead of a few per time step (`model::cube_sequence`,
+//! `model::cube_rev_ode`). The counts are the step-by-step path's: what the kernels asked
+//! for, per run. The recomputing schedules (fixed interval, revolve) run their plan as data
+//! in one kernel (`plan_pass`). Several passes of a population run as one: the kernels take
+//! run i's parameters and data from run i mod R, so nothing is copied.
 
 use super::plan::{Action, compile};
 use super::reversal::is_checkpoint;
 use super::{Counts, Pass};
-use crate::batch::{Batch, rows};
+use crate::batch::Batch;
 use crate::model::evals;
 use crate::model::{Gradient, RecurrentModel};
 use burn::tensor::Tensor;
 
-/// The pass of run r keeping every `ks[r]`-th state (all 1: dense BPTT) and rebuilding the
+/// The pass of run i keeping every `ks[i]`-th state (all 1: dense BPTT) and rebuilding the
 /// others by `iters` reversal iterations, if `model` has a whole-pass kernel on this device.
+/// `ks` has one interval per run of the pass: the population's R runs, or several passes of
+/// them side by side (run i is run i mod R).
 pub fn pass(
     model: &dyn RecurrentModel,
     params: &[Tensor<3>],
@@ -21,7 +25,8 @@ pub fn pass(
     ks: &[usize],
     iters: usize,
 ) -> Option<Pass> {
-    let r = params[0].dims()[0];
+    // Every run of the pass: R, or a multiple where the population passes several times.
+    let r = ks.len();
     let t = batch.t();
     // The states a run keeps: h_0, every k-th and h_T, as the kernel writes them.
     let kept = |k: usize| (0..=t).filter(|&s| is_checkpoint(s, t, k)).count();
@@ -51,7 +56,7 @@ pub fn plan_pass(model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch
 }
 
 /// Recomputing schedules' passes, every run of the population through each plan, as one
-/// pass over the population repeated once per plan: one pass per plan, in order, each
+/// pass in which each run passes once per plan: one pass per plan, in order, each
 /// counted as [`execute`](super::plan::execute) counts it. None where the model has no plan
 /// kernel on this device.
 pub fn plans_at_each(
@@ -67,11 +72,8 @@ pub fn plans_at_each(
     let compiled: Vec<_> = plans.iter().map(|p| compile(p, batch.t())).collect();
     let steps: Vec<Vec<[u32; 4]>> = compiled.iter().map(|c| c.steps.clone()).collect();
     let slots = compiled.iter().map(|c| c.slots).max().unwrap_or(0);
-    let copies: Vec<usize> = plans.iter().flat_map(|_| 0..r).collect();
-    let p: Vec<Tensor<3>> = params.iter().map(|t| rows(t, &copies)).collect();
-    let b = batch.rows(&copies);
     let before = evals::so_far();
-    let (grads, loss) = model.whole_plan(&p, b.sequence(), &steps, slots)?;
+    let (grads, loss) = model.whole_plan(params, batch.sequence(), &steps, slots)?;
     let spent = evals::so_far() - before;
     // Each plan's runs spent what its steps asked for: the advances differ by plan.
     let loss = loss.mul_scalar(batch.loss_scale()).reshape([r * plans.len()]);
@@ -127,9 +129,7 @@ pub fn reversal_at_each(
         return None;
     }
     let r = params[0].dims()[0];
-    let copies: Vec<usize> = ks.iter().flat_map(|_| 0..r).collect();
     let per_run: Vec<usize> = ks.iter().flat_map(|&k| std::iter::repeat_n(k, r)).collect();
-    let p: Vec<Tensor<3>> = params.iter().map(|t| rows(t, &copies)).collect();
-    let Pass { grads, loss, counts } = pass(model, &p, &batch.rows(&copies), &per_run, iters)?;
+    let Pass { grads, loss, counts } = pass(model, params, batch, &per_run, iters)?;
     Some(split(grads, loss, counts, r, ks.len()))
 }

@@ -3,6 +3,7 @@
 //! Written by hand because every run of a population needs its own lr and its own clip
 //! coefficient; the arithmetic follows torch.optim.Adam and torch.nn.utils.clip_grad_norm_.
 
+use crate::model::packed_rows::pack;
 use crate::model::zeros_like_each;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 
@@ -169,18 +170,6 @@ impl Adam {
             *t = zero_runs(t.clone(), bad);
         }
     }
-}
-
-/// Each run's values of every tensor in one row, `[R, 1, P]` (the tensors' values in order).
-fn pack(ts: &[Tensor<3>]) -> Tensor<3> {
-    let flat: Vec<Tensor<3>> = ts
-        .iter()
-        .map(|t| {
-            let [r, a, b] = t.dims();
-            t.clone().reshape([r, 1, a * b])
-        })
-        .collect();
-    Tensor::cat(flat, 2)
 }
 
 /// [`pack`] undone: tensors of `shapes` from a packed `[R, 1, P]`.
