@@ -82,7 +82,7 @@ try {
     console.log(`dispatches default protocol: ${p.total}`);
     // rev_ode_small (the default config with its model): its whole-sequence kernels.
     for (const pop of [1, 8, 40]) {
-      const d = await page.evaluate((p) => window.rdbenchWorker.dispatches('webgpu', p, pop === 8, 'rev_ode_small'), pop);
+      const d = await page.evaluate(([p, f]) => window.rdbenchWorker.dispatches('webgpu', p, f, 'rev_ode_small'), [pop, pop === 8]);
       console.log(`dispatches rev_ode_small pop ${d.population}: step dense ${d.step_dense}, step idea agreeing ${d.step_idea_agreeing}, ` +
         `step idea mixed ${d.step_idea_mixed}, probe ${d.probe}, probe with the frontier ${d.probe_frontier ?? '-'}`);
       console.log(`  step idea mixed by kernel: ${d.step_kernels.map(([k, n]) => `${k} ${n}`).join(', ')}`);
