@@ -243,108 +243,8 @@ impl RecurrentModel for Gru {
     }
 
     #[cfg(feature = "cube")]
-    fn whole_pass(
-        &self,
-        p: &[Tensor<3>],
-        seq: super::Sequence,
-        ks: &[usize],
-        slots: usize,
-        iters: usize,
-    ) -> Option<(Gradient, Tensor<3>)> {
-        let device = p[0].device();
-        if !self.on_whole_kernels(&device) {
-            return None;
-        }
-        // Every run of the pass (`ks`), each several times over where a pass repeats them.
-        let r = ks.len();
-        let t = seq.x.dims()[0];
-        assert!(iters > 0 || ks.iter().all(|&k| k == 1), "states to rebuild, and no reversal iterations");
-        // One kernel runs every step, VJP and reversal: the launch counts what it asks for.
-        super::evals::forward(r * t);
-        super::evals::vjp(r * t);
-        let rebuilt: usize = ks.iter().map(|&k| (0..t).filter(|s| s % k != 0).count()).sum();
-        super::evals::reversal(rebuilt * iters);
-        let params = cube_kernels::gru_pack(p);
-        let grad = super::cube_sequence::gru_sequence_pass(
-            params.clone(),
-            (seq.x, seq.y),
-            ks,
-            slots,
-            self.hidden,
-            (seq.task, seq.scale),
-            iters,
-            self.part_rows,
-        );
-        let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
-        Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
-    }
-
-    #[cfg(feature = "cube")]
-    fn has_whole_plan(&self, device: &burn::tensor::Device, _task: Task) -> bool {
-        self.on_whole_kernels(device)
-    }
-
-    #[cfg(feature = "cube")]
-    fn whole_plan(
-        &self,
-        p: &[Tensor<3>],
-        seq: super::Sequence,
-        plans: &[Vec<[u32; 4]>],
-        slots: usize,
-    ) -> Option<(Gradient, Tensor<3>)> {
-        if !self.has_whole_plan(&p[0].device(), seq.task) {
-            return None;
-        }
-        // Each plan runs over every run of the population.
-        let each = p[0].dims()[0];
-        // The kernel runs the steps it is given: count those.
-        let ops = |op: u32| each * plans.iter().flatten().filter(|s| s[0] == op).count();
-        super::evals::forward(ops(1));
-        super::evals::vjp(ops(2));
-        let params = cube_kernels::gru_pack(p);
-        let grad = super::cube_sequence::gru_plan_pass(
-            params.clone(),
-            (seq.x, seq.y),
-            plans,
-            slots,
-            self.hidden,
-            (seq.task, seq.scale),
-            self.part_rows,
-        );
-        let sse = grad.clone().narrow(2, self.packed().n_params(), 1);
-        Some((Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), sse))
-    }
-
-    #[cfg(feature = "cube")]
-    fn whole_states(&self, p: &[Tensor<3>], x: &Tensor<4>) -> Option<Tensor<3>> {
-        if !self.on_whole_kernels(&p[0].device()) {
-            return None;
-        }
-        let [t, r, _, _] = x.dims();
-        super::evals::forward(r * t);
-        Some(super::cube_sequence::gru_states(cube_kernels::gru_pack(p), x.clone(), self.hidden, self.output))
-    }
-
-    #[cfg(feature = "cube")]
-    fn whole_chained_defect(
-        &self,
-        p: &[Tensor<3>],
-        states: &Tensor<3>,
-        x: &Tensor<4>,
-        k: usize,
-        iters: usize,
-    ) -> Option<Tensor<2>> {
-        if !self.on_whole_kernels(&p[0].device()) {
-            return None;
-        }
-        let [t, r, _, _] = x.dims();
-        // No chain fits (k > T): no defect, as the stepping probe finds none.
-        if k < 2 || t / k == 0 {
-            return Some(Tensor::zeros([r, 1], &p[0].device()));
-        }
-        super::evals::reversal(r * (t / k) * (k - 1) * iters);
-        let pk = cube_kernels::gru_pack(p);
-        Some(super::cube_sequence::gru_chained_defect(pk, states.clone(), x.clone(), (k, iters), self.output))
+    fn sequence_kernels(&self, device: &burn::tensor::Device) -> Option<&dyn super::SequenceKernels> {
+        self.on_whole_kernels(device).then_some(self as &dyn super::SequenceKernels)
     }
 
     fn add_loss(&self, p: &[Tensor<3>], h: Tensor<3>, x: Tensor<3>, step: &StepLoss, loss: Tensor<3>) -> Tensor<3> {
@@ -425,5 +325,31 @@ impl Gru {
         grads.add(B_HH, dgh.clone().sum_dim(1));
         dh_prev = dh_prev + dgh.matmul(p.w_hh.clone().swap_dims(1, 2));
         dh_prev
+    }
+}
+
+/// The GRU's whole-sequence kernels (`cube_sequence`).
+#[cfg(feature = "cube")]
+impl super::SequenceKernels for Gru {
+    fn pack(&self, p: &[Tensor<3>]) -> Tensor<3> {
+        cube_kernels::gru_pack(p)
+    }
+
+    fn pass(&self, pk: Tensor<3>, seq: super::Sequence, ks: &[usize], slots: usize, iters: usize) -> Tensor<3> {
+        let loss = (seq.task, seq.scale);
+        super::cube_sequence::gru_sequence_pass(pk, (seq.x, seq.y), ks, slots, self.hidden, loss, iters, self.part_rows)
+    }
+
+    fn plan(&self, pk: Tensor<3>, seq: super::Sequence, plans: &[Vec<[u32; 4]>], slots: usize) -> Tensor<3> {
+        let loss = (seq.task, seq.scale);
+        super::cube_sequence::gru_plan_pass(pk, (seq.x, seq.y), plans, slots, self.hidden, loss, self.part_rows)
+    }
+
+    fn states(&self, pk: Tensor<3>, x: Tensor<4>) -> Tensor<3> {
+        super::cube_sequence::gru_states(pk, x, self.hidden, self.output)
+    }
+
+    fn chained_defect(&self, pk: Tensor<3>, states: Tensor<3>, x: Tensor<4>, k: usize, iters: usize) -> Tensor<2> {
+        super::cube_sequence::gru_chained_defect(pk, states, x, (k, iters), self.output)
     }
 }

@@ -21,6 +21,7 @@ pub mod packed_rows;
 mod rev_gru;
 mod rev_gru_kernels;
 mod rev_ode;
+mod sequence_kernels;
 pub mod simd;
 mod small_mm;
 
@@ -28,6 +29,7 @@ pub use gru::Gru;
 pub use loss::{StepLoss, squared_error};
 pub use rev_gru::RevGru;
 pub use rev_ode::RevOde;
+pub use sequence_kernels::SequenceKernels;
 
 use burn::tensor::Tensor;
 use rand_chacha::ChaCha8Rng;
@@ -111,63 +113,77 @@ pub trait RecurrentModel: Send + Sync {
     /// `s.loss` (weighted, at the readout of h_t') `+ s.dh . h_t'`, and return its gradient with
     /// respect to `h_prev`. `grads` is an accumulator from [`grad_zeros`](Self::grad_zeros).
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3>;
+    /// The model's whole-sequence kernels on `device`, if it has them there (the GRU and
+    /// rev_ode_small on a GPU, every loss); the `whole_*` methods run through them.
+    fn sequence_kernels(&self, _device: &burn::tensor::Device) -> Option<&dyn SequenceKernels> {
+        None
+    }
     /// A whole training pass of the reversal schedule in a few launches, where the model has
-    /// kernels for it on this device (the GRU and rev_ode_small on a GPU, every loss): run i
-    /// of the pass keeps every `ks[i]`-th state (every k 1: dense BPTT) and rebuilds the
-    /// others by `iters` reversal iterations; `slots` is the most states a run keeps. `ks` may
-    /// list several passes of the population side by side (a multiple of `p`'s R runs): run i
-    /// takes run i mod R's parameters and data, and the result has a row per run of `ks`.
-    /// Returns what
+    /// [`sequence_kernels`](Self::sequence_kernels) on this device: run i of the pass keeps
+    /// every `ks[i]`-th state (every k 1: dense BPTT) and rebuilds the others by `iters`
+    /// reversal iterations; `slots` is the most states a run keeps. `ks` may list several
+    /// passes of the population side by side (a multiple of `p`'s R runs): run i takes run
+    /// i mod R's parameters and data, and the result has a row per run of `ks`. Returns what
     /// [`grads_of`](Self::grads_of) does (the gradients and the summed, unweighted loss
     /// `[R, 1, 1]`), counting the evaluations it asks for; None where the model has no such
     /// kernels, and the schedules take the pass step by step.
     fn whole_pass(
         &self,
-        _p: &[Tensor<3>],
-        _seq: Sequence,
-        _ks: &[usize],
-        _slots: usize,
-        _iters: usize,
+        p: &[Tensor<3>],
+        seq: Sequence,
+        ks: &[usize],
+        slots: usize,
+        iters: usize,
     ) -> Option<(Gradient, Tensor<3>)> {
-        None
-    }
-    /// Whether [`whole_plan`](Self::whole_plan) runs on `device` for `task`.
-    fn has_whole_plan(&self, _device: &burn::tensor::Device, _task: Task) -> bool {
-        false
+        let kernels = self.sequence_kernels(&p[0].device())?;
+        Some(sequence_kernels::pass(
+            kernels,
+            self.param_shapes(),
+            self.reversal_evals(iters),
+            (p, seq),
+            ks,
+            slots,
+            iters,
+        ))
     }
     /// Recomputing schedules' whole passes, each plan compiled to steps
     /// (`schedule::plan::Compiled`; `slots` snapshot slots, the most any plan needs), every
     /// run of the population through each plan (run i R + q of the result: plan i, run q), in
-    /// a few launches where the model has a kernel for it on this device; returns and counts
-    /// as [`whole_pass`](Self::whole_pass). None elsewhere: the executor steps.
+    /// a few launches where the model has [`sequence_kernels`](Self::sequence_kernels) on
+    /// this device; returns and counts as [`whole_pass`](Self::whole_pass). None elsewhere:
+    /// the executor steps.
     fn whole_plan(
         &self,
-        _p: &[Tensor<3>],
-        _seq: Sequence,
-        _plans: &[Vec<[u32; 4]>],
-        _slots: usize,
+        p: &[Tensor<3>],
+        seq: Sequence,
+        plans: &[Vec<[u32; 4]>],
+        slots: usize,
     ) -> Option<(Gradient, Tensor<3>)> {
-        None
+        let kernels = self.sequence_kernels(&p[0].device())?;
+        Some(sequence_kernels::plan(kernels, self.param_shapes(), (p, seq), plans, slots))
     }
     /// Every state h_0..h_T of a forward pass over inputs `x` `[T, R, B, F]`, as one
     /// `[R, (T + 1) * B, H]` tensor (time-major per run), in a few launches where the model
-    /// has a kernel for it on this device; None elsewhere (the probe then steps).
-    fn whole_states(&self, _p: &[Tensor<3>], _x: &Tensor<4>) -> Option<Tensor<3>> {
-        None
+    /// has [`sequence_kernels`](Self::sequence_kernels) on this device; None elsewhere (the
+    /// probe then steps).
+    fn whole_states(&self, p: &[Tensor<3>], x: &Tensor<4>) -> Option<Tensor<3>> {
+        let kernels = self.sequence_kernels(&p[0].device())?;
+        Some(sequence_kernels::states(kernels, p, x))
     }
     /// Each run's chained defect at interval `k` (spec §5), `[R, 1]`, from `states`
     /// ([`whole_states`](Self::whole_states)' layout) and inputs `x`, in a few launches where
-    /// the model has a kernel for it on this device; None elsewhere (the probe then walks a
-    /// reversal pass and observes its chains).
+    /// the model has [`sequence_kernels`](Self::sequence_kernels) on this device; None
+    /// elsewhere (the probe then walks a reversal pass and observes its chains).
     fn whole_chained_defect(
         &self,
-        _p: &[Tensor<3>],
-        _states: &Tensor<3>,
-        _x: &Tensor<4>,
-        _k: usize,
-        _iters: usize,
+        p: &[Tensor<3>],
+        states: &Tensor<3>,
+        x: &Tensor<4>,
+        k: usize,
+        iters: usize,
     ) -> Option<Tensor<2>> {
-        None
+        let kernels = self.sequence_kernels(&p[0].device())?;
+        Some(sequence_kernels::chained_defect(kernels, self.reversal_evals(iters), (p, states, x), k, iters))
     }
     /// Bits per unit per step of the information buffer that makes the model's reversal
     /// exact (rev_gru: its forgetting cap), or None for a model whose reversal needs none.

@@ -108,15 +108,6 @@ impl RevOde {
         super::cube_rev_ode::RevShape { hid: self.hidden, rm: self.rank_max }
     }
 
-    /// A packed gradient `[R, 1, P + 1]` of the whole kernels and the parameters it
-    /// differentiated, as a pass's gradient and summed loss `[R, 1, 1]`.
-    #[cfg(feature = "cube")]
-    fn packed_pass(&self, grad: Tensor<3>, params: Tensor<3>) -> (super::Gradient, Tensor<3>) {
-        let n = super::cube_rev_ode::packed_len(self.input, self.hidden, self.rank_max, self.output);
-        let loss = grad.clone().narrow(2, n, 1);
-        (super::Gradient::packed(super::Packed { grad, params, shapes: self.param_shapes() }), loss)
-    }
-
     fn half(&self) -> usize {
         self.hidden / 2
     }
@@ -239,103 +230,8 @@ impl RecurrentModel for RevOde {
     }
 
     #[cfg(feature = "cube")]
-    fn whole_pass(
-        &self,
-        p: &[Tensor<3>],
-        seq: super::Sequence,
-        ks: &[usize],
-        slots: usize,
-        _iters: usize,
-    ) -> Option<(super::Gradient, Tensor<3>)> {
-        if !self.on_whole_kernels(&p[0].device()) {
-            return None;
-        }
-        // Every run of the pass (`ks`), each several times over where a pass repeats them.
-        let r = ks.len();
-        let t = seq.x.dims()[0];
-        // One kernel runs every step, VJP and inverse: the launch counts what it asks for.
-        super::evals::forward(r * t);
-        super::evals::vjp(r * t);
-        super::evals::reversal(ks.iter().map(|&k| (0..t).filter(|s| s % k != 0).count()).sum());
-        let params = super::packed_rows::known_or_pack(p);
-        let grad = super::cube_rev_ode::rev_ode_sequence_pass(
-            params.clone(),
-            (seq.x, seq.y),
-            ks,
-            slots,
-            self.kernel_shape(),
-            (seq.task, seq.scale),
-            self.part_rows,
-        );
-        Some(self.packed_pass(grad, params))
-    }
-
-    #[cfg(feature = "cube")]
-    fn has_whole_plan(&self, device: &burn::tensor::Device, _task: Task) -> bool {
-        self.on_whole_kernels(device)
-    }
-
-    #[cfg(feature = "cube")]
-    fn whole_plan(
-        &self,
-        p: &[Tensor<3>],
-        seq: super::Sequence,
-        plans: &[Vec<[u32; 4]>],
-        slots: usize,
-    ) -> Option<(super::Gradient, Tensor<3>)> {
-        if !self.has_whole_plan(&p[0].device(), seq.task) {
-            return None;
-        }
-        // Each plan runs over every run of the population.
-        let each = p[0].dims()[0];
-        // The kernel runs the steps it is given: count those.
-        let ops = |op: u32| each * plans.iter().flatten().filter(|s| s[0] == op).count();
-        super::evals::forward(ops(1));
-        super::evals::vjp(ops(2));
-        let params = super::packed_rows::known_or_pack(p);
-        let grad = super::cube_rev_ode::rev_ode_plan_pass(
-            params.clone(),
-            (seq.x, seq.y),
-            plans,
-            slots,
-            self.kernel_shape(),
-            (seq.task, seq.scale),
-            self.part_rows,
-        );
-        Some(self.packed_pass(grad, params))
-    }
-
-    #[cfg(feature = "cube")]
-    fn whole_states(&self, p: &[Tensor<3>], x: &Tensor<4>) -> Option<Tensor<3>> {
-        if !self.on_whole_kernels(&p[0].device()) {
-            return None;
-        }
-        let [t, r, _, _] = x.dims();
-        super::evals::forward(r * t);
-        let pk = super::packed_rows::known_or_pack(p);
-        Some(super::cube_rev_ode::rev_ode_states(pk, x.clone(), self.kernel_shape(), self.output))
-    }
-
-    #[cfg(feature = "cube")]
-    fn whole_chained_defect(
-        &self,
-        p: &[Tensor<3>],
-        states: &Tensor<3>,
-        x: &Tensor<4>,
-        k: usize,
-        _iters: usize,
-    ) -> Option<Tensor<2>> {
-        if !self.on_whole_kernels(&p[0].device()) {
-            return None;
-        }
-        let [t, r, _, _] = x.dims();
-        // No chain fits (k > T): no defect, as the stepping probe finds none.
-        if k < 2 || t / k == 0 {
-            return Some(Tensor::zeros([r, 1], &p[0].device()));
-        }
-        super::evals::reversal(r * (t / k) * (k - 1));
-        let pk = super::packed_rows::known_or_pack(p);
-        Some(super::cube_rev_ode::rev_ode_chained_defect(pk, states.clone(), x.clone(), k, self.rank_max, self.output))
+    fn sequence_kernels(&self, device: &burn::tensor::Device) -> Option<&dyn super::SequenceKernels> {
+        self.on_whole_kernels(device).then_some(self as &dyn super::SequenceKernels)
     }
 
     fn rank_limits(&self) -> Option<(usize, usize)> {
@@ -347,5 +243,44 @@ impl RecurrentModel for RevOde {
         let row: Vec<f32> = (0..self.rank_max).map(|j| if j < rank { 1.0 } else { 0.0 }).collect();
         let row = Tensor::<3>::from_data(TensorData::new(row, [1, self.rank_max, 1]), &device);
         p[MASK] = p[MASK].clone().slice_assign([run..run + 1, 0..self.rank_max, 0..1], row);
+    }
+}
+
+/// rev_ode_small's whole-sequence kernels (`cube_rev_ode`): a rebuilt state is one exact
+/// inverse step, whatever `iters`.
+#[cfg(feature = "cube")]
+impl super::SequenceKernels for RevOde {
+    fn pass(&self, pk: Tensor<3>, seq: super::Sequence, ks: &[usize], slots: usize, _iters: usize) -> Tensor<3> {
+        let loss = (seq.task, seq.scale);
+        super::cube_rev_ode::rev_ode_sequence_pass(
+            pk,
+            (seq.x, seq.y),
+            ks,
+            slots,
+            self.kernel_shape(),
+            loss,
+            self.part_rows,
+        )
+    }
+
+    fn plan(&self, pk: Tensor<3>, seq: super::Sequence, plans: &[Vec<[u32; 4]>], slots: usize) -> Tensor<3> {
+        let loss = (seq.task, seq.scale);
+        super::cube_rev_ode::rev_ode_plan_pass(
+            pk,
+            (seq.x, seq.y),
+            plans,
+            slots,
+            self.kernel_shape(),
+            loss,
+            self.part_rows,
+        )
+    }
+
+    fn states(&self, pk: Tensor<3>, x: Tensor<4>) -> Tensor<3> {
+        super::cube_rev_ode::rev_ode_states(pk, x, self.kernel_shape(), self.output)
+    }
+
+    fn chained_defect(&self, pk: Tensor<3>, states: Tensor<3>, x: Tensor<4>, k: usize, _iters: usize) -> Tensor<2> {
+        super::cube_rev_ode::rev_ode_chained_defect(pk, states, x, k, self.rank_max, self.output)
     }
 }

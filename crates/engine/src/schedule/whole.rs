@@ -65,7 +65,7 @@ pub fn plans_at_each(
     batch: &Batch,
     plans: &[Vec<Action>],
 ) -> Option<Vec<Pass>> {
-    if plans.is_empty() || !model.has_whole_plan(&params[0].device(), batch.task) {
+    if plans.is_empty() || model.sequence_kernels(&params[0].device()).is_none() {
         return None;
     }
     let r = params[0].dims()[0];
