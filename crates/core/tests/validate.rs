@@ -312,17 +312,150 @@ fn the_environment_block_is_checked() {
 #[test]
 fn the_seed_reports_are_read_as_the_seed_era() {
     use rdbench_core::report::Era;
-    let shared = format!("{}/../../../shared/reference/seed_bench_report.json", env!("CARGO_MANIFEST_DIR"));
-    let mut texts = vec![seed_era().to_string()];
-    texts.extend(std::fs::read_to_string(shared).ok()); // the contract's copy, where this checkout has it
-    for text in texts {
-        let v: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(Era::of(&v), Era::Seed);
-        validate_json(&text).unwrap_or_else(|p| panic!("{p:#?}"));
-        // One extension key makes it a report of this project, which then lacks the others.
-        let mut with = v.clone();
-        with["warnings"] = json!([]);
-        let p = problems(&with);
-        assert!(paths(&p).contains(&"config") && paths(&p).contains(&"runs"), "{p:#?}");
+    // The file as shipped, byte for byte (its own spacing and float spellings).
+    let text =
+        std::fs::read_to_string(format!("{}/../../www/examples/seed_bench_report.json", env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(Era::of(&v), Era::Seed);
+    validate_json(&text).unwrap_or_else(|p| panic!("{p:#?}"));
+    // One extension key makes it a report of this project, which then lacks the others.
+    let mut with = v.clone();
+    with["warnings"] = json!([]);
+    let p = problems(&with);
+    assert!(paths(&p).contains(&"config") && paths(&p).contains(&"runs"), "{p:#?}");
+}
+
+/// `v` with every extension key removed: the seed report's keys only.
+fn stripped(mut v: Value) -> Value {
+    for k in ["config", "environment", "statistics", "mechanism", "memory", "warnings", "runs", "frontier", "task"] {
+        v.as_object_mut().unwrap().remove(k);
     }
+    v
+}
+
+/// The seed reference with its full runs replaced by `base` and `idea` (seeds 0..n), every
+/// figure the seed schema derives from them recomputed, and `p` as its p-value.
+fn seed_era_of(base: &[f64], idea: &[f64], p: f64) -> Value {
+    use rdbench_core::stats::{mean, std, verdict::Verdict};
+    let mut v = seed_era();
+    let diffs: Vec<f64> = idea.iter().zip(base).map(|(x, b)| x - b).collect();
+    let delta = mean(idea) - mean(base);
+    let verdict = Verdict::decide(Some(p), Some(delta), 0.05, rdbench_core::track::Direction::LowerIsBetter);
+    v["n_seeds"] = json!(base.len());
+    for (arm, vals) in [("/baseline/full", base), ("/idea", idea)] {
+        let arm = v.pointer_mut(arm).unwrap();
+        arm["mean"] = json!(mean(vals));
+        arm["std"] = json!(std(vals, 0));
+        arm["per_seed"] = json!(vals);
+        arm["n"] = json!(vals.len());
+    }
+    v["comparison"] = json!({
+        "delta_mean": delta,
+        "idea_wins": diffs.iter().filter(|d| **d < 0.0).count(),
+        "n_pairs": diffs.len(),
+        "per_seed_diffs": diffs,
+        "p_value": p,
+        "verdict": verdict.as_str(),
+        "system_worked": verdict.system_worked(),
+    });
+    v
+}
+
+/// The problem `validate` names at `path`, which there must be.
+fn named<'a>(p: &'a [rdbench_core::report::Problem], path: &str) -> &'a rdbench_core::report::Problem {
+    p.iter().find(|p| p.path == path).unwrap_or_else(|| panic!("{path} not named: {p:#?}"))
+}
+
+#[test]
+fn a_stripped_current_report_with_a_forged_p_is_refused() {
+    // As stripped, it is a seed-era report whose p is the exact p of its 4 diffs.
+    let mut v = stripped(current());
+    assert_eq!(rdbench_core::report::Era::of(&v), rdbench_core::report::Era::Seed);
+    validate_json(&v.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
+    v["comparison"]["p_value"] = json!(0.5);
+    v["comparison"]["verdict"] = json!("no significant win");
+    let p = problems(&v);
+    assert_eq!(paths(&p), ["comparison.p_value"], "{p:#?}");
+    println!("{}", p[0]);
+    assert!(p[0].message.starts_with("0.5 but the sign-flip test of the 4 diffs gives 0.125"), "{}", p[0]);
+}
+
+#[test]
+fn a_seed_era_report_with_a_forged_p_and_verdict_is_refused() {
+    // Six pairs of a real report, all the idea's losses: the exact p is 2 / 2^6 = 0.03125.
+    let real = read("docs/study/study_report.json")["reports"][0].clone();
+    let first = |arm: &Value| -> Vec<f64> {
+        arm["per_seed"].as_array().unwrap()[..6].iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    let (base, idea) = (first(&real["baseline"]["full"]), first(&real["idea"]));
+    let honest = seed_era_of(&base, &idea, 0.03125);
+    validate_json(&honest.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
+    assert_eq!(honest["comparison"]["verdict"], "significant loss");
+    let mut v = honest;
+    v["comparison"]["p_value"] = json!(0.5);
+    v["comparison"]["verdict"] = json!("no significant win");
+    let p = problems(&v);
+    assert_eq!(paths(&p), ["comparison.p_value", "comparison.verdict"], "{p:#?}");
+    for p in &p {
+        println!("{p}");
+    }
+    assert!(p[0].message.contains("gives 0.03125 (exact, 64 sign assignments)"), "{}", p[0]);
+    assert!(p[1].message.contains("\"significant loss\""), "{}", p[1]);
+}
+
+#[test]
+fn every_forged_comparison_field_of_a_seed_era_report_is_named() {
+    check(
+        seed_era(),
+        &[
+            // The seed's p (0.1697) is a Monte Carlo estimate of the exact 0.171875; one standard
+            // error of 10,000 sign vectors is 0.00377, and 4.5 of them is past the 4 allowed.
+            ("p far from the diffs' p", |v| v["comparison"]["p_value"] = json!(0.5), "comparison.p_value"),
+            ("p just out of reach", |v| v["comparison"]["p_value"] = json!(0.155), "comparison.p_value"),
+            ("verdict", |v| v["comparison"]["verdict"] = json!("significant win"), "comparison.verdict"),
+            ("wins", |v| v["comparison"]["idea_wins"] = json!(7), "comparison.idea_wins"),
+            ("pairs", |v| v["comparison"]["n_pairs"] = json!(7), "comparison.n_pairs"),
+            ("delta_mean", |v| v["comparison"]["delta_mean"] = json!(-0.002), "comparison.delta_mean"),
+            ("system_worked", |v| v["comparison"]["system_worked"] = json!(true), "comparison.system_worked"),
+        ],
+    );
+    // Within 4 standard errors of 10,000 sign vectors (±0.0151) a p is a Monte Carlo estimate.
+    for p in [0.171875, 0.1697, 0.16, 0.185] {
+        let mut v = seed_era();
+        v["comparison"]["p_value"] = json!(p);
+        validate_json(&v.to_string()).unwrap_or_else(|e| panic!("{p}: {e:#?}"));
+    }
+}
+
+#[test]
+fn a_seed_era_monte_carlo_p_of_many_pairs_is_checked_against_a_fresh_estimate() {
+    use rdbench_core::stats::permutation::sign_flip_p;
+    let base: Vec<f64> = (0..24).map(|i| 0.002 + 0.0001 * i as f64).collect();
+    let idea: Vec<f64> = base.iter().enumerate().map(|(i, b)| b + 0.0001 * ((i * 7 % 11) as f64 - 4.0)).collect();
+    let diffs: Vec<f64> = idea.iter().zip(&base).map(|(x, b)| x - b).collect();
+    // Monte Carlo p's of other streams than the validator's (the seed's program had its own).
+    for seed in 1..=5 {
+        let (p, _) = sign_flip_p(&diffs, 10_000, seed);
+        assert!(p > 0.05 && p < 0.5, "{p}");
+        validate_json(&seed_era_of(&base, &idea, p).to_string()).unwrap_or_else(|e| panic!("seed {seed}: {e:#?}"));
+        let forged = seed_era_of(&base, &idea, p + 0.1);
+        let problems = problems(&forged);
+        let hit = named(&problems, "comparison.p_value");
+        assert!(hit.message.contains("Monte Carlo, 100000 sign vectors"), "{hit}");
+    }
+}
+
+#[test]
+fn a_bootstrap_interval_must_be_in_order() {
+    let mut v = current();
+    let ci = v["statistics"]["delta_mean_ci95"].clone();
+    v["statistics"]["delta_mean_ci95"] = json!([ci[1], ci[0]]);
+    let p = problems(&v);
+    assert!(named(&p, "statistics.delta_mean_ci95").message.contains("above its upper bound"), "{p:#?}");
+    // Even where its resample count is out of the range that is recomputed.
+    v["statistics"]["bootstrap_resamples"] = json!(10_u64.pow(12));
+    v["config"]["bootstrap_resamples"] = json!(10_u64.pow(12));
+    let p = problems(&v);
+    assert!(named(&p, "statistics.delta_mean_ci95").message.contains("above its upper bound"), "{p:#?}");
 }

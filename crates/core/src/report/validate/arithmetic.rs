@@ -1,6 +1,7 @@
 //! What a report lets one recompute without its runs (a seed-era report has none): the
 //! arms' means from `per_seed`, the diffs, wins and pairs, the p-value (never below the
-//! smallest p its pairs can reach; recomputed from the diffs with its recorded method), the
+//! smallest p its pairs can reach; recomputed from the diffs with its recorded method, or,
+//! where no method is recorded, within a Monte Carlo estimate's error of the diffs' p), the
 //! other statistics from the diffs and their recorded seeds, the verdict from p and α, the
 //! best lrs from the sweep, the config against the report's own fields, the mechanism
 //! rejudged from its probe traces, and the memory fractions from their means.
@@ -30,8 +31,9 @@ pub(super) fn check(r: &Report, c: &mut Checker) {
     arms(r, c);
     comparison(r, c);
     config(r, c);
-    if let Some(st) = &r.statistics {
-        statistics(r, st, c);
+    match &r.statistics {
+        Some(st) => statistics(r, st, c),
+        None => unrecorded_p(r, c),
     }
     mechanism(r, c);
     if let Some(m) = &r.memory {
@@ -271,8 +273,14 @@ fn resample_count_ok(n: usize) -> bool {
 }
 
 /// p, Wilcoxon, bootstrap CI and d_z recomputed from the complete pairs' diffs with the
-/// recorded method and seeds, which must be the bench's.
+/// recorded method and seeds, which must be the bench's; the CI's bounds in order.
 fn statistics(r: &Report, st: &Statistics, c: &mut Checker) {
+    // Whatever the pairs and the resample count, an interval's bounds are in order.
+    if let Some([lo, hi]) = st.delta_mean_ci95
+        && lo > hi
+    {
+        c.fail("statistics.delta_mean_ci95", format!("its lower bound {lo} is above its upper bound {hi}"));
+    }
     let diffs: Vec<f64> = r.comparison.per_seed_diffs.iter().flatten().copied().collect();
     let n = diffs.len();
     if n != r.comparison.n_pairs {
@@ -322,7 +330,7 @@ fn statistics(r: &Report, st: &Statistics, c: &mut Checker) {
             [lo, hi]
         });
         if st.delta_mean_ci95 != want {
-            c.fail(
+            c.fail_once(
                 "statistics.delta_mean_ci95",
                 format!(
                     "{} but {} bootstrap resamples of the diffs from seed {} give {}",
@@ -347,6 +355,70 @@ fn recomputed_p(r: &Report, p: f64, how: &str, c: &mut Checker) {
     if r.comparison.p_value != Some(p) {
         let file = r.comparison.p_value.map_or("null".into(), |p| p.to_string());
         c.fail_once("comparison.p_value", format!("{file} but the sign-flip test of the diffs over {how} gives {p}"));
+    }
+}
+
+/// How many binomial standard errors a p whose method is not recorded may lie from the p
+/// its diffs give: a Monte Carlo estimate strays past 4 once in about 16,000 reports.
+const UNRECORDED_P_SE: f64 = 4.0;
+
+/// Sign vectors of the check's own estimate past `EXACT_MAX_PAIRS`: ten times the default
+/// count, so its own error adds a tenth to the variance of the difference.
+const FRESH_PERMUTATIONS: usize = 100_000;
+
+/// The binomial standard error of a share `p` of `n` draws, `p` kept one draw away from 0
+/// and 1: a true p near 0 gives an estimate of a hit or two, not a standard error of 0.
+fn binomial_se(p: f64, n: usize) -> f64 {
+    let q = p.clamp(1.0 / n as f64, 1.0 - 1.0 / n as f64);
+    (q * (1.0 - q) / n as f64).sqrt()
+}
+
+/// The p of a report that records no method (no `statistics`: the seed era). Its diffs fix
+/// the p: exactly for at most `EXACT_MAX_PAIRS` pairs, and past that up to the error of a
+/// fresh Monte Carlo estimate (`FRESH_PERMUTATIONS` sign vectors from `STATS_SEED`). The
+/// report's p may be a Monte Carlo estimate even with few pairs (the seed's is: 0.1697 for 8
+/// pairs, no multiple of 1/256; the exact p is 0.171875), of a count it does not record: it
+/// must lie within `UNRECORDED_P_SE` binomial standard errors, at the spec's default
+/// `permutations`, of the diffs' p (the fresh estimate's own error added in quadrature). A p
+/// outside is forged, and so is a verdict the diffs' p does not give.
+fn unrecorded_p(r: &Report, c: &mut Checker) {
+    let cmp = &r.comparison;
+    let diffs: Vec<f64> = cmp.per_seed_diffs.iter().flatten().copied().collect();
+    let n = diffs.len();
+    // No p, no pair, or pairs that disagree with n_pairs: already named.
+    let Some(p) = cmp.p_value.filter(|_| n > 0 && n == cmp.n_pairs) else { return };
+    let (want, method, own_se) = if n <= EXACT_MAX_PAIRS {
+        let (want, method) = sign_flip_p(&diffs, 0, 0);
+        (want, method, 0.0)
+    } else {
+        let (want, method) = sign_flip_p(&diffs, FRESH_PERMUTATIONS, STATS_SEED);
+        (want, method, binomial_se(want, FRESH_PERMUTATIONS))
+    };
+    let draws = BenchConfig::default().permutations;
+    let tolerance = UNRECORDED_P_SE * binomial_se(want, draws).hypot(own_se);
+    if (p - want).abs() <= tolerance {
+        return;
+    }
+    c.fail_once(
+        "comparison.p_value",
+        format!(
+            "{p} but the sign-flip test of the {n} diffs gives {want} ({}); the report records no method, so a \
+             Monte Carlo p of {draws} sign vectors (the default count) must lie within {UNRECORDED_P_SE} standard \
+             errors of it (±{tolerance:.3e})",
+            method.describe()
+        ),
+    );
+    let alpha = alpha(r);
+    let verdict = Verdict::decide(Some(want), cmp.delta_mean, alpha, r.direction());
+    if cmp.verdict != verdict {
+        c.fail_once(
+            "comparison.verdict",
+            format!(
+                "{:?} but the diffs' p {want}, delta_mean and alpha {alpha} give {:?}",
+                cmp.verdict.as_str(),
+                verdict.as_str()
+            ),
+        );
     }
 }
 
