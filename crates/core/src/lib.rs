@@ -12,6 +12,7 @@ pub mod config;
 pub mod context;
 pub mod footprint;
 pub mod frontier;
+pub mod learnability;
 pub mod mechanism;
 pub mod messages;
 pub mod models;

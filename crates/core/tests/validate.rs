@@ -459,3 +459,59 @@ fn a_bootstrap_interval_must_be_in_order() {
     let p = problems(&v);
     assert!(named(&p, "statistics.delta_mean_ci95").message.contains("above its upper bound"), "{p:#?}");
 }
+
+#[test]
+fn an_edited_learnability_is_refused_naming_the_field() {
+    let v = current();
+    let l = &v["task"]["learnability"];
+    // The quick dynamics report's GRU learned: far below a tenth of the constant's MSE.
+    assert_eq!(l["baseline"]["learned"], json!(true), "{l:#}");
+    assert_eq!(l["comparison_void"], json!(false));
+    check(
+        v,
+        &[
+            (
+                "baseline learned",
+                |v| v["task"]["learnability"]["baseline"]["learned"] = json!(false),
+                "task.learnability.baseline.learned",
+            ),
+            (
+                "idea seeds",
+                |v| v["task"]["learnability"]["idea"]["seeds_learned"] = json!(0),
+                "task.learnability.idea.seeds_learned",
+            ),
+            (
+                "void",
+                |v| v["task"]["learnability"]["comparison_void"] = json!(true),
+                "task.learnability.comparison_void",
+            ),
+            ("threshold", |v| v["task"]["learnability"]["threshold"] = json!(1.0), "task.learnability.threshold"),
+        ],
+    );
+    // The arithmetic names it before the rebuild, from the metrics and the reference alone.
+    let mut v = current();
+    v["task"]["learnability"]["idea"]["n"] = json!(9);
+    let p = problems(&v);
+    assert!(
+        named(&p, "task.learnability.idea.n").message.contains("by the rule from the arms' test metrics"),
+        "{p:#?}"
+    );
+    // A reference moved to where the arms did not learn is refused by the rebuild.
+    let mut v = current();
+    v["task"]["reference"]["value"] = json!(1e-9);
+    assert!(paths(&problems(&v)).contains(&"task.reference.value"));
+}
+
+#[test]
+fn a_report_without_the_reference_or_learnability_still_validates() {
+    let mut v = current();
+    let task = v["task"].as_object_mut().unwrap();
+    task.remove("learnability");
+    validate_json(&v.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
+    v["task"].as_object_mut().unwrap().remove("reference");
+    validate_json(&v.to_string()).unwrap_or_else(|p| panic!("{p:#?}"));
+    // A learnability without the reference it is judged against is named.
+    let mut v = current();
+    v["task"].as_object_mut().unwrap().remove("reference");
+    assert!(paths(&problems(&v)).contains(&"task.learnability"));
+}

@@ -413,6 +413,7 @@ mod tests {
                 idea_per_seed: vec![],
             }),
             reference: None,
+            learnability: None,
         });
         r.comparison.per_seed_diffs = vec![Some(0.02), Some(0.01), Some(0.03), Some(0.02)];
         r.comparison.n_pairs = 4;

@@ -53,6 +53,15 @@ impl Dataset {
         self.task.target_steps(self.t)
     }
 
+    /// The mean of each target feature over every sequence and target step, in f64 and
+    /// rounded to f32 as a prediction is.
+    pub fn feature_means(&self) -> Vec<f32> {
+        let rows = self.y.len() / self.f_out;
+        (0..self.f_out)
+            .map(|f| (self.y.iter().skip(f).step_by(self.f_out).map(|&v| v as f64).sum::<f64>() / rows as f64) as f32)
+            .collect()
+    }
+
     /// The class of each sequence (the one-hot row's index); None for a regression.
     pub fn labels(&self) -> Option<Vec<usize>> {
         let Task::Classification { classes } = self.task else { return None };
@@ -127,12 +136,10 @@ pub trait Track: Send + Sync {
     }
     /// Generate the fixed dataset for `data_seed`.
     fn generate(&self, data_seed: u64) -> TrackData;
-    /// A trivial predictor's test metric on the data of `data_seed`, where a reader needs
-    /// one to tell whether a model learned anything (the adding problem's constant 1); None
-    /// for a track without one.
-    fn reference(&self, _data_seed: u64) -> Option<Reference> {
-        None
-    }
+    /// A trivial predictor's test metric on `data` (the bench's split: its train sequences,
+    /// the whole test set), scored as a full run's metric is: what a model that learned
+    /// nothing scores, so a reader can tell whether one learned.
+    fn reference(&self, data: &TrackData) -> Reference;
 }
 
 /// What a trivial predictor scores on a track's test set.
@@ -142,6 +149,13 @@ pub struct Reference {
     pub name: String,
     /// Its test metric.
     pub metric: f64,
+}
+
+/// The mean squared error of `pred` against `y`, over every value (a regression's metric:
+/// over sequences, target steps and features), summed in f64.
+pub fn mean_squared_error(pred: &[f32], y: &[f32]) -> f64 {
+    assert_eq!(pred.len(), y.len(), "one prediction per target value");
+    pred.iter().zip(y).map(|(&p, &v)| (p as f64 - v as f64).powi(2)).sum::<f64>() / y.len() as f64
 }
 
 /// The sequence lengths a track generates: its default and the range a config may ask for.

@@ -6,7 +6,7 @@
 
 use crate::legacy_random::LegacyRandom;
 use crate::signal::{gaussian_filter1d, linspace, resample};
-use crate::{Dataset, Task, Track, TrackData};
+use crate::{Dataset, Reference, Task, Track, TrackData};
 
 /// The package's `get_dataset_args()` (the fields the generator reads).
 #[derive(Clone, Debug, PartialEq)]
@@ -226,4 +226,24 @@ impl Track for Mnist1d {
         let d = make_dataset(&self.args, seed);
         TrackData { train: dataset(&d.x, &d.y, d.len), test: dataset(&d.x_test, &d.y_test, d.len) }
     }
+    fn reference(&self, data: &TrackData) -> Reference {
+        let train = data.train.labels().expect("mnist1d is a classification");
+        let test = data.test.labels().expect("mnist1d is a classification");
+        let class = majority_class(&train);
+        let hits = test.iter().filter(|&&c| c == class).count();
+        Reference {
+            name: format!("always predicting the training set's majority class ({class})"),
+            metric: hits as f64 / test.len() as f64,
+        }
+    }
+}
+
+/// The most frequent label, the smallest on a tie.
+pub fn majority_class(labels: &[usize]) -> usize {
+    let mut counts = [0usize; CLASSES];
+    for &c in labels {
+        counts[c] += 1;
+    }
+    // max_by_key keeps the last maximum; reversed, that is the smallest class.
+    (0..CLASSES).rev().max_by_key(|&c| counts[c]).expect("at least one class")
 }

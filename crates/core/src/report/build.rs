@@ -189,7 +189,7 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         dropped_pairs: pairs.dropped.clone(),
     };
 
-    let task_info = Some(task_info(&ctx, &runs));
+    let task_info = Some(task_info(&ctx, &runs, (base_mean, &base), (idea_mean, &idea)));
     Report {
         bench_version: BENCH_VERSION,
         track: cfg.track.clone(),
@@ -231,11 +231,19 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
     }
 }
 
-/// The report's `task`: the track's task with the bench's sizes, and the secondary figure of
-/// the full runs.
-fn task_info(ctx: &BenchContext, runs: &[RunRecord]) -> TaskInfo {
+/// The report's `task`: the track's task with the bench's sizes, the secondary figure of
+/// the full runs, the trivial predictor and whether each arm (its mean test metric and
+/// per-seed metrics given) learned against it.
+fn task_info(
+    ctx: &BenchContext,
+    runs: &[RunRecord],
+    base: (Option<f64>, &[Option<f64>]),
+    idea: (Option<f64>, &[Option<f64>]),
+) -> TaskInfo {
     let (cfg, track, task) = (&ctx.cfg, &*ctx.track, ctx.task);
     let n = ctx.train_sequences;
+    let reference = track.reference(&track.generate(cfg.data_seed).with_train(n));
+    let metric = task.test_metric();
     let secondary = task.secondary().map(|name| {
         let per_seed = |arm: Arm| -> Vec<Option<f64>> {
             (0..cfg.n_seeds as u64).map(|s| full_run(runs, arm, s).and_then(|r| r.secondary_metric)).collect()
@@ -250,7 +258,7 @@ fn task_info(ctx: &BenchContext, runs: &[RunRecord]) -> TaskInfo {
         }
     });
     TaskInfo {
-        metric: task.test_metric(),
+        metric: metric.clone(),
         loss: task.loss().into(),
         readout: task.readout().into(),
         classes: task.classes(),
@@ -259,10 +267,13 @@ fn task_info(ctx: &BenchContext, runs: &[RunRecord]) -> TaskInfo {
         validation_sequences: crate::track::validation_size(n),
         test_sequences: track.n_test(),
         secondary,
-        reference: track.reference(cfg.data_seed).map(|r| ReferenceFigure {
-            name: r.name,
-            metric: format!("test {}", task.metric()),
-            value: r.metric,
-        }),
+        learnability: Some(crate::learnability::Learnability::judge(
+            task.direction(),
+            &metric,
+            reference.metric,
+            base,
+            idea,
+        )),
+        reference: Some(ReferenceFigure { name: reference.name, metric, value: reference.metric }),
     }
 }

@@ -112,9 +112,14 @@ pub struct TaskInfo {
     /// The figure beside the metric (test cross-entropy); null for a track without one.
     pub secondary: Option<SecondaryFigure>,
     /// A trivial predictor's test metric (the adding problem's "always predicting 1"), so a
-    /// reader sees whether the models learned anything; absent for a track without one.
+    /// reader sees whether the models learned anything; absent from reports written before
+    /// every track had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<ReferenceFigure>,
+    /// Whether each arm learned, by the rule against `reference`, and whether the comparison
+    /// is void; absent from reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learnability: Option<crate::learnability::Learnability>,
 }
 
 /// What a trivial predictor scores on the test set.

@@ -4,7 +4,8 @@
 //! where no method is recorded, within a Monte Carlo estimate's error of the diffs' p), the
 //! other statistics from the diffs and their recorded seeds, the verdict from p and α, the
 //! best lrs from the sweep, the config against the report's own fields, the mechanism
-//! rejudged from its probe traces, and the memory fractions from their means.
+//! rejudged from its probe traces, whether each arm learned from its metrics and the trivial
+//! predictor's, and the memory fractions from their means.
 
 use super::diff::{differences, json, shown};
 use super::{Checker, join};
@@ -36,6 +37,7 @@ pub(super) fn check(r: &Report, c: &mut Checker) {
         None => unrecorded_p(r, c),
     }
     mechanism(r, c);
+    learnability(r, c);
     if let Some(m) = &r.memory {
         memory(r, m, c);
     }
@@ -448,6 +450,30 @@ fn mechanism(r: &Report, c: &mut Checker) {
     differences(&json(&r.mechanism_signature), &json(&sig), "mechanism_signature", &mut out);
     for (path, what) in out {
         c.fail(&path, format!("{what} by the mechanism's rules from its probe traces"));
+    }
+}
+
+/// `task.learnability` judged again by the rule from the arms' test metrics and the trivial
+/// predictor's score (`task.reference`), which it needs.
+fn learnability(r: &Report, c: &mut Checker) {
+    let Some(task) = &r.task else { return };
+    let Some(l) = &task.learnability else { return };
+    let Some(reference) = &task.reference else {
+        c.fail("task.learnability", "it judges the arms against the trivial predictor, but task.reference is missing");
+        return;
+    };
+    let Some(direction) = crate::track::Direction::parse(&r.metric_direction) else { return };
+    let want = crate::learnability::Learnability::judge(
+        direction,
+        &task.metric,
+        reference.value,
+        (r.baseline.full.mean, &r.baseline.full.per_seed),
+        (r.idea.mean, &r.idea.per_seed),
+    );
+    let mut out = Vec::new();
+    differences(&json(l), &json(&want), "task.learnability", &mut out);
+    for (path, what) in out {
+        c.fail(&path, format!("{what} by the rule from the arms' test metrics and task.reference.value"));
     }
 }
 
