@@ -11,6 +11,15 @@ fn tick(b: bool) -> &'static str {
     if b { "ok  " } else { "FAIL" }
 }
 
+/// An arm's mean against the learnability rule, in words.
+fn learned(mean: Option<bool>) -> &'static str {
+    match mean {
+        Some(true) => "learned",
+        Some(false) => "did not learn",
+        None => "no mean (a run diverged)",
+    }
+}
+
 /// Render `r` as plain text.
 pub fn render(r: &Report) -> String {
     let mut s = String::new();
@@ -92,6 +101,13 @@ pub fn render(r: &Report) -> String {
             num(Some(f.value))
         );
     }
+    let learnability = r.task.as_ref().and_then(|t| t.learnability.as_ref());
+    if let Some(l) = learnability {
+        let _ = writeln!(s, "learnability ({}: {}):", l.rule, num(Some(l.threshold)));
+        for (arm, a) in [("baseline", &l.baseline), ("idea", &l.idea)] {
+            let _ = writeln!(s, "  {arm:<9} {} ({} of {} seeds learned)", learned(a.learned), a.seeds_learned, a.n);
+        }
+    }
 
     let c = &r.comparison;
     let method = r
@@ -112,8 +128,24 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "pairs left out: {} (see warnings)", st.dropped_pairs.len());
         }
     }
-    let _ =
-        writeln!(s, "verdict: {} (idea wins {}/{} pairs)", c.verdict.as_str().to_uppercase(), c.idea_wins, c.n_pairs);
+    if learnability.is_some_and(|l| l.comparison_void) {
+        let _ = writeln!(
+            s,
+            "verdict: VOID at this protocol: the baseline did not learn, so the {metric} comparison says nothing \
+             (the test reads {}, idea wins {}/{} pairs)",
+            c.verdict.as_str(),
+            c.idea_wins,
+            c.n_pairs
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "verdict: {} (idea wins {}/{} pairs)",
+            c.verdict.as_str().to_uppercase(),
+            c.idea_wins,
+            c.n_pairs
+        );
+    }
 
     let m = &r.mechanism_signature;
     let _ = writeln!(s, "\nmechanism: {} — {}", if m.confirmed { "CONFIRMED" } else { "not confirmed" }, m.prediction);

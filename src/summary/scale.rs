@@ -17,9 +17,14 @@ pub fn render(s: &ScaleReport) -> String {
         s.table.len(),
         lens.join(", ")
     );
-    for r in &s.table {
+    for (i, r) in s.table.iter().enumerate() {
         let _ = writeln!(out, "{} / {} / T = {}:", r.track, r.model, r.seq_len);
-        let _ = writeln!(out, "  {}", super::study::outcome(&r.outcome));
+        let _ = writeln!(
+            out,
+            "  {}{}",
+            super::study::outcome(&r.outcome),
+            super::study::baseline_learned(s.reports.get(i))
+        );
         let ks: Vec<String> = r.k_over_training.iter().map(|k| num(Some(k.mean_k))).collect();
         let _ = writeln!(
             out,

@@ -20,6 +20,19 @@ pub fn outcome(o: &Outcome) -> String {
     )
 }
 
+/// The baseline's learnability from a bench report's `task.learnability`, as a clause after
+/// its outcome ("" for a report without it): "baseline learned", or "baseline did not learn:
+/// comparison void".
+pub fn baseline_learned(report: Option<&serde_json::Value>) -> String {
+    let Some(l) = report.map(|r| &r["task"]["learnability"]).filter(|l| l.is_object()) else { return String::new() };
+    let seeds = format!("{} of {} seeds", l["baseline"]["seeds_learned"], l["baseline"]["n"]);
+    match (l["baseline"]["learned"].as_bool(), l["comparison_void"].as_bool()) {
+        (_, Some(true)) => format!("; baseline did not learn ({seeds}): comparison void"),
+        (Some(true), _) => format!("; baseline learned ({seeds})"),
+        _ => format!("; baseline has no mean ({seeds} learned)"),
+    }
+}
+
 pub(super) fn num(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| if v != 0.0 && v.abs() < 1e-3 { format!("{v:.3e}") } else { format!("{v:.4}") })
 }
@@ -41,7 +54,7 @@ fn conditions(out: &mut String, m: &PooledMechanism) {
 pub fn render(s: &StudyReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "mechanism study (tau {}, {} benches)", s.tau, s.table.len());
-    for r in &s.table {
+    for (i, r) in s.table.iter().enumerate() {
         let _ = writeln!(out, "{} / {} / {}:", r.track, r.model, r.policy);
         let _ = writeln!(
             out,
@@ -63,8 +76,9 @@ pub fn render(s: &StudyReport) -> String {
         );
         let _ = writeln!(
             out,
-            "  {}; mechanism alone {}",
+            "  {}{}; mechanism alone {}",
             outcome(&r.outcome),
+            baseline_learned(s.reports.get(i)),
             if r.mechanism_confirmed {
                 "confirmed".to_string()
             } else {
