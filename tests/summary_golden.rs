@@ -56,3 +56,24 @@ fn summary_matches_the_golden_text() {
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}\nrendered:\n{got}"));
     assert!(got == want, "summary changed; rendered:\n{got}\n--- expected:\n{want}");
 }
+
+/// A baseline at the trivial predictor's error (0.12 against the pendulum's 0.1231): the
+/// summary says each arm did not learn and calls the comparison void, keeping the test's
+/// verdict as secondary text.
+#[test]
+fn a_baseline_that_did_not_learn_voids_the_verdict() {
+    let cfg = BenchConfig { n_seeds: 4, n_sweep_seeds: 1, lrs: vec![0.01], ..BenchConfig::default() };
+    let base = [Some(0.12), Some(0.13), Some(0.011), Some(0.125)];
+    let idea = [Some(0.11), Some(0.12), Some(0.12), Some(0.12)];
+    let r = build(&cfg, bench_runs(&[(0.01, 0.12, 0.12)], 0.01, &base, &idea), None);
+    let got = rdbench::summary::bench::render(&r);
+    for want in [
+        "  baseline  did not learn (1 of 4 seeds learned)\n",
+        "  idea      did not learn (0 of 4 seeds learned)\n",
+        "verdict: VOID at this protocol: the baseline did not learn, so the MSE comparison says nothing \
+         (the test reads no significant win, idea wins 3/4 pairs)\n",
+    ] {
+        assert!(got.contains(want), "{want:?} not in:\n{got}");
+    }
+    assert!(!got.contains("verdict: NO SIGNIFICANT WIN"), "{got}");
+}

@@ -16,7 +16,7 @@ fn learned(mean: Option<bool>) -> &'static str {
     match mean {
         Some(true) => "learned",
         Some(false) => "did not learn",
-        None => "no mean (a run diverged)",
+        None => "no mean, a run diverged",
     }
 }
 
