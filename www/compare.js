@@ -40,7 +40,7 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     const { card, problems } = await cardOf(text);
     const report = JSON.parse(text);
     return {
-      headline: card.headline, verdict: card.verdict, outcome: card.outcome, n_pairs: card.n_pairs,
+      headline: card.headline, verdict: card.verdict, outcome: card.comparison_void ? 'void' : card.outcome, n_pairs: card.n_pairs,
       delta_mean: card.delta_mean, p_value: card.p_value, backend: card.backend,
       started_at: report.environment?.started_at ?? null, epochs: report.config?.epochs ?? null,
       problems: problems.length,

@@ -143,11 +143,16 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     const verdict = $('verdict');
     // A report whose arithmetic fails is not allowed to look like a result.
     const unverified = problems.length > 0;
+    // A void comparison (the baseline did not learn) leads with that; the test's reading and
+    // the report's verdict stay as secondary text.
+    const said = c.comparison_void ? ` — the test alone reads: ${c.test_headline}; report verdict “${c.verdict}”`
+      : ` — report verdict “${c.verdict}”`;
     verdict.replaceChildren(el('span', { textContent: (unverified ? 'Unverified: ' : '') + c.headline }),
-      el('span', { className: 'verdict-said', textContent: ` — report verdict “${c.verdict}”` }));
+      el('span', { className: 'verdict-said', textContent: said }));
     verdict.dataset.value = JSON.stringify(c.verdict);
     verdict.dataset.outcome = c.outcome;
-    verdict.className = `verdict ${unverified ? 'unverified'
+    verdict.dataset.comparisonVoid = String(c.comparison_void);
+    verdict.className = `verdict ${unverified ? 'unverified' : c.comparison_void ? 'none'
       : c.outcome === 'significant_win' ? 'win' : c.outcome === 'significant_loss' ? 'loss'
         : c.outcome === 'worse_not_significant' ? 'lean-loss' : 'none'}`;
     $('card-explain').textContent = c.explanation;
@@ -176,6 +181,11 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     if (c.reference) {
       const [name, value] = c.reference;
       fact(dl, 'reference', `trivial predictor (${name})`, c.reference, `${c.metric} ${num(value)}`);
+    }
+    // Each arm against the trivial predictor; the value is the report's task.learnability arm.
+    if (c.learnability_threshold !== null) fact(dl, 'learnability_threshold', 'learnability', c.learnability_threshold, c.learnability_rule);
+    for (const [arm, a] of [['baseline', c.baseline_learned], ['idea', c.idea_learned]]) {
+      if (a) fact(dl, `${arm}_learned`, `${arm} against the trivial predictor`, { learned: a.learned, seeds_learned: a.seeds_learned, n: a.n }, a.text);
     }
     if (c.wilcoxon_p !== null) fact(dl, 'wilcoxon_p', 'Wilcoxon p', c.wilcoxon_p, num(c.wilcoxon_p));
     if (c.effect_size_dz !== null) fact(dl, 'effect_size_dz', 'effect size d_z', c.effect_size_dz, num(c.effect_size_dz));

@@ -41,6 +41,36 @@ pub struct CardCondition {
     pub detail: String,
 }
 
+/// One arm against the trivial predictor (the report's `task.learnability.baseline` or
+/// `.idea`).
+#[derive(Debug, Serialize, PartialEq)]
+pub struct CardLearned {
+    /// Whether the arm's mean passes the rule; None when a diverged run left no mean.
+    pub learned: Option<bool>,
+    /// Full runs that pass.
+    pub seeds_learned: usize,
+    /// Full runs.
+    pub n: usize,
+    /// In words: "learned (4 of 4 seeds learned)", "did not learn (1 of 4 seeds learned)".
+    pub text: String,
+}
+
+impl CardLearned {
+    fn of(a: &rdbench_core::learnability::ArmLearned) -> CardLearned {
+        let word = match a.learned {
+            Some(true) => "learned",
+            Some(false) => "did not learn",
+            None => "no mean, a run diverged",
+        };
+        CardLearned {
+            learned: a.learned,
+            seeds_learned: a.seeds_learned,
+            n: a.n,
+            text: format!("{word} ({} of {} seeds learned)", a.seeds_learned, a.n),
+        }
+    }
+}
+
 /// What the card shows. Numbers are raw report values; the page formats them with the rules of
 /// `format` (through the charts wasm), as the prose here does.
 #[derive(Debug, Serialize, PartialEq)]
@@ -75,6 +105,20 @@ pub struct Card {
     /// A trivial predictor's test metric (what it predicts, its score): the adding
     /// problem's "always predicting 1"; None for a track without one.
     pub reference: Option<(String, f64)>,
+    /// The metric an arm must reach to have learned (`task.learnability.threshold`); None for
+    /// a report without learnability.
+    pub learnability_threshold: Option<f64>,
+    /// The learnability rule with its bar, in words ("learned when the test MSE is at most
+    /// 0.1 x the trivial predictor's: 0.01231").
+    pub learnability_rule: Option<String>,
+    /// The baseline against the trivial predictor.
+    pub baseline_learned: Option<CardLearned>,
+    /// The idea against the trivial predictor.
+    pub idea_learned: Option<CardLearned>,
+    /// Whether the comparison says nothing about the metric at this protocol: the baseline's
+    /// mean did not learn. Then `headline` says so and `explanation` opens with why;
+    /// `test_headline` and `outcome` keep the significance test's reading.
+    pub comparison_void: bool,
     /// Wilcoxon p.
     pub wilcoxon_p: Option<f64>,
     /// d_z.
@@ -129,8 +173,11 @@ pub struct Card {
     /// The verdict as the card reads it (`reading`): "significant_win", "significant_loss",
     /// "better_not_significant", "worse_not_significant" or "no_difference".
     pub outcome: &'static str,
-    /// The card's headline.
+    /// The card's headline: the test's reading (`test_headline`), or, when the comparison is
+    /// void, that the baseline did not learn.
     pub headline: String,
+    /// The significance test's reading in words (`reading`), whatever the learnability.
+    pub test_headline: String,
     /// One paragraph explaining the outcome in words.
     pub explanation: String,
 }
@@ -266,7 +313,27 @@ pub fn card(r: &Report) -> Card {
     let alpha = alpha.unwrap_or(BenchConfig::default().alpha);
     let min_p = min_reachable_p(r.comparison.n_pairs);
     let ci = st.and_then(|s| s.delta_mean_ci95);
-    let ((outcome, headline), explanation) = explain(r, alpha, min_p, ci);
+    let ((outcome, test_headline), mut explanation) = explain(r, alpha, min_p, ci);
+    let learnability = r.task.as_ref().and_then(|t| t.learnability.as_ref());
+    let comparison_void = learnability.is_some_and(|l| l.comparison_void);
+    let mut headline = test_headline.to_string();
+    if let Some(l) = learnability.filter(|l| l.comparison_void) {
+        headline = "Comparison void at this protocol: the baseline did not learn".into();
+        let metric = r.test_metric();
+        let trivial = r.task.as_ref().and_then(|t| t.reference.as_ref()).map_or_else(String::new, |f| {
+            format!(" (the trivial predictor, {}, scores {})", f.name, num(Some(f.value)))
+        });
+        explanation = format!(
+            "The baseline's mean {metric} {} did not reach {}{trivial}: {} of {} baseline seeds learned. \
+             The baseline did not learn the task at this protocol, so both arms may sit near the trivial \
+             predictor and their difference says nothing about the {metric}; the significance test is shown \
+             for the record only. {explanation}",
+            num(r.baseline.full.mean),
+            num(Some(l.threshold)),
+            l.baseline.seeds_learned,
+            l.baseline.n
+        );
+    }
     let (better, worse) = better_worse(r.direction());
     let rule = format!(
         "significant when the two-sided sign-flip p < α = {}; a win if the idea's mean {} is {better}, \
@@ -293,6 +360,11 @@ pub fn card(r: &Report) -> Card {
             .and_then(|t| t.secondary.as_ref())
             .map(|s| (s.name.clone(), s.baseline_mean, s.idea_mean)),
         reference: r.task.as_ref().and_then(|t| t.reference.as_ref()).map(|f| (f.name.clone(), f.value)),
+        learnability_threshold: learnability.map(|l| l.threshold),
+        learnability_rule: learnability.map(|l| format!("{}: {}", l.rule, num(Some(l.threshold)))),
+        baseline_learned: learnability.map(|l| CardLearned::of(&l.baseline)),
+        idea_learned: learnability.map(|l| CardLearned::of(&l.idea)),
+        comparison_void,
         wilcoxon_p: st.and_then(|s| s.wilcoxon.as_ref()).and_then(|w| w.p_value),
         effect_size_dz: st.and_then(|s| s.effect_size_dz),
         mechanism_confirmed: r.mechanism_signature.confirmed,
@@ -319,7 +391,8 @@ pub fn card(r: &Report) -> Card {
         rule,
         min_p,
         outcome,
-        headline: headline.into(),
+        headline,
+        test_headline: test_headline.into(),
         explanation,
     }
 }
@@ -437,5 +510,92 @@ mod tests {
         r.comparison.p_value = Some(0.125);
         assert_eq!(card(&r).outcome, "worse_not_significant");
         assert!(card(&r).explanation.contains("lost on all 4 seeds"), "{}", card(&r).explanation);
+    }
+
+    /// The seed report (a pendulum bench, baseline mean 0.002776, idea mean 0.001765) with a
+    /// trivial predictor scoring `trivial` and the learnability judged against it.
+    fn with_trivial(trivial: f64) -> Report {
+        use rdbench_core::learnability::Learnability;
+        use rdbench_core::report::{ReferenceFigure, TaskInfo};
+        use rdbench_core::track::Direction;
+        let mut r = seed_report();
+        let learnability = Learnability::judge(
+            Direction::LowerIsBetter,
+            "test MSE",
+            trivial,
+            (r.baseline.full.mean, &r.baseline.full.per_seed),
+            (r.idea.mean, &r.idea.per_seed),
+        );
+        r.task = Some(TaskInfo {
+            metric: "test MSE".into(),
+            loss: "mse".into(),
+            readout: "every_step".into(),
+            classes: None,
+            seq_len: 80,
+            train_sequences: 400,
+            validation_sequences: 80,
+            test_sequences: 100,
+            secondary: None,
+            reference: Some(ReferenceFigure {
+                name: "always predicting the training targets' mean state".into(),
+                metric: "test MSE".into(),
+                value: trivial,
+            }),
+            learnability: Some(learnability),
+        });
+        r
+    }
+
+    /// A baseline that learned (every seed far below a tenth of the pendulum's 0.1231): the
+    /// card shows both arms learned and keeps the test's reading as its headline.
+    #[test]
+    fn a_learned_baseline_keeps_the_tests_verdict() {
+        let c = card(&with_trivial(0.1231));
+        assert!(!c.comparison_void);
+        assert_eq!(c.outcome, "better_not_significant");
+        assert_eq!(c.headline, c.test_headline);
+        assert_eq!(c.headline, "Not significant: the idea was better on average");
+        assert_eq!(c.learnability_threshold, Some(0.1 * 0.1231));
+        assert_eq!(
+            c.learnability_rule.as_deref(),
+            Some("learned when the test MSE is at most 0.1 x the trivial predictor's: 0.01231")
+        );
+        let arm = |c: &Option<CardLearned>| c.as_ref().map(|a| (a.learned, a.seeds_learned, a.n, a.text.clone()));
+        assert_eq!(arm(&c.baseline_learned), Some((Some(true), 8, 8, "learned (8 of 8 seeds learned)".into())));
+        assert_eq!(arm(&c.idea_learned), Some((Some(true), 8, 8, "learned (8 of 8 seeds learned)".into())));
+        assert!(c.explanation.starts_with("The idea won on 6 of 8 seeds"), "{}", c.explanation);
+        // The card's JSON carries each arm as the report spells it, and the void flag.
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["baseline_learned"]["seeds_learned"], 8);
+        assert_eq!(v["comparison_void"], false);
+        // A report without learnability (the seed era) shows none.
+        let c = card(&seed_report());
+        assert_eq!((c.baseline_learned, c.idea_learned, c.learnability_rule), (None, None, None));
+        assert!(!c.comparison_void);
+    }
+
+    /// A baseline whose mean misses the bar (0.002776 against a tenth of 0.02): the headline
+    /// says the comparison is void, the explanation says why, and the test's reading stays
+    /// as secondary text (`test_headline`, `outcome`, `verdict`).
+    #[test]
+    fn a_baseline_that_did_not_learn_voids_the_comparison() {
+        let c = card(&with_trivial(0.02));
+        assert!(c.comparison_void);
+        assert_eq!(c.headline, "Comparison void at this protocol: the baseline did not learn");
+        assert_eq!(c.test_headline, "Not significant: the idea was better on average");
+        assert_eq!(c.outcome, "better_not_significant");
+        assert_eq!(c.verdict, Verdict::NoSignificantWin);
+        let arm = |c: &Option<CardLearned>| c.as_ref().map(|a| (a.learned, a.seeds_learned, a.n, a.text.clone()));
+        assert_eq!(arm(&c.baseline_learned), Some((Some(false), 3, 8, "did not learn (3 of 8 seeds learned)".into())));
+        assert_eq!(arm(&c.idea_learned), Some((Some(true), 5, 8, "learned (5 of 8 seeds learned)".into())));
+        for want in [
+            "The baseline's mean test MSE 0.002776 did not reach 0.002",
+            "scores 0.02): 3 of 8 baseline seeds learned",
+            "says nothing about the test MSE",
+            // The test's own explanation follows.
+            "The idea won on 6 of 8 seeds",
+        ] {
+            assert!(c.explanation.contains(want), "{want:?} not in {:?}", c.explanation);
+        }
     }
 }
