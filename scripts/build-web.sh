@@ -5,15 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/rdbench-target}"
+source scripts/target-dirs.sh
+export CARGO_TARGET_DIR="$RDBENCH_WASM_TARGET_DIR"
 PROFILE=wasm-release
 TARGET=wasm32-unknown-unknown
 OUT=www/pkg
 
-if ! rustup target list --installed | grep -qx "$TARGET"; then
-  echo "== adding the $TARGET target"
-  rustup target add "$TARGET"
-fi
+bash scripts/toolchain.sh
 
 WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ]; then

@@ -94,8 +94,8 @@ try {
       const m = await import('/www/pkg/rdbench_worker.js');
       await m.default();
       const out = [];
-      for (const pop of [1, 8]) out.push(await m.fused_check('webgpu', pop, 2));
-      out.push(await m.fused_check('cpu', 8, 2));
+      for (const pop of [1, 8]) out.push(await m.fused_check('webgpu', pop, 2, 0));
+      out.push(await m.fused_check('cpu', 8, 2, 0));
       return out;
     });
     for (const [i, c] of rows.entries()) {

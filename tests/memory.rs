@@ -52,6 +52,8 @@ fn k16_peak_is_below_k1_peak_by_the_states_it_does_not_keep() {
 fn rev_ode_k_max_holds_fewer_states_and_the_probe_measures_it() {
     // Exact reversal: k = k_max stores ceil(80 / 16) + 1 = 6 states and keeps the gradient.
     // Measured on this thread only, so the other test of this binary does not disturb it.
+    // The probe reads the meter, which this test installs too (a test may run alone).
+    rdbench::alloc_count::install_meter();
     let (h, b) = (256usize, 64usize);
     let data = Pendulum::default().generate(0);
     let shape =

@@ -120,7 +120,7 @@ fn gpu_table(device: &burn::tensor::Device, steps: usize) {
         "  pop   dispatches dense (fused/unfused)   idea (fused/unfused)   ms dense (fused/unfused)   ms idea (fused/unfused)   max |diff| (regression / classification)"
     );
     for pop in POPULATIONS {
-        match futures::executor::block_on(rdbench_engine::fused_check::fused_check(device, pop, steps)) {
+        match futures::executor::block_on(rdbench_engine::fused_check::fused_check(device, pop, steps, 0)) {
             Ok(c) => outln!(
                 "  {pop:>3}   {:>6} / {:<6} ({:>5.1}x)          {:>6} / {:<6} ({:>5.1}x)   {:>8.2} / {:<8.2}          {:>8.2} / {:<8.2}         {:.2e} / {:.2e}",
                 c.fused.dispatches_dense,

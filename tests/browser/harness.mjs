@@ -1,8 +1,11 @@
 // The browser tests' harness: the app served on a free port, Debian's Chromium driven by
 // playwright-core, a fresh page per test, asserts, the test registry and the run, which ends
 // with the line "N passed, N failed" (CI reads it). The tests themselves are the
-// *.test.mjs files; run.mjs loads them and runs them.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// *.test.mjs files; run.mjs loads them and runs them. What a test opens (pages, browsers with
+// their GPU processes and workers) is closed when it ends, and the harness fails the test if
+// any of those processes is still alive then: a software WebGPU adapter left computing slows
+// every test after it.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +16,8 @@ export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Where the tests leave their screenshots. */
 export const ARTIFACTS = join(ROOT, 'test-artifacts');
 export const TARGET = process.env.CARGO_TARGET_DIR ?? join(process.env.HOME, '.cache/rdbench-target');
+/** Where the wasm builds go (scripts/target-dirs.sh). */
+export const WASM_TARGET = process.env.RDBENCH_WASM_TARGET_DIR ?? `${TARGET.replace(/\/+$/, '')}-wasm`;
 /** The native CLI the browser's reports are checked against. */
 export const CLI = join(TARGET, 'release/rdbench');
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -32,9 +37,77 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 /** The app's URL. */
 export const BASE = `http://127.0.0.1:${server.address().port}/`;
 
-const browsers = [];
+/** The browsers and page contexts the running test opened (closed when it ends), and the
+ *  shared browser's. */
+const opened = { browsers: [], contexts: [] };
+let sharedEntry = null;
 
-/** A headless Chromium (`extra`: more command-line switches), closed by `close()`. */
+/** The process ids of `pid` and all its descendants, from /proc (Linux). */
+export function processTree(pid) {
+  const children = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited while we looked
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!children.has(ppid)) children.set(ppid, []);
+    children.get(ppid).push(Number(name));
+  }
+  const out = [];
+  const todo = [pid];
+  while (todo.length) {
+    const p = todo.pop();
+    out.push(p);
+    todo.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+/** The pid of the Chromium started with user data dir `dir` (its command line names it). */
+function browserPid(dir) {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (cmd.includes(`--user-data-dir=${dir}`) && !cmd.some((a) => a.startsWith('--type='))) return Number(name);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return null;
+}
+
+const alive = (pid) => {
+  try {
+    // A zombie has exited; only its parent's wait is missing.
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+/** Close a browser and wait for every process it started (GPU, renderers, workers) to exit;
+ *  returns the pids still alive after `ms` (none, normally). */
+async function closeBrowser({ browser: b, dir, pid }, ms = 15_000) {
+  const tree = pid ? processTree(pid) : [];
+  await b.close().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+  const until = Date.now() + ms;
+  let left = tree.filter(alive);
+  while (left.length && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+/** A headless Chromium (`extra`: more command-line switches), closed when the test that
+ *  launched it ends. */
 export async function launch(extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'rdbench-chromium-'));
   const browser = await chromium.launch({
@@ -46,7 +119,9 @@ export async function launch(extra = []) {
       '--hide-scrollbars', '--mute-audio', ...extra,
     ],
   });
-  browsers.push({ browser, dir });
+  const entry = { browser, dir, pid: browserPid(dir) };
+  assert(entry.pid, `no Chromium process with --user-data-dir=${dir}`);
+  opened.browsers.push(entry);
   return browser;
 }
 
@@ -58,6 +133,7 @@ export const browser = () => shared;
  *  in `page.errors`, opened at `hash` once the page is interactive. */
 export async function openPage(b, hash = '', viewport = { width: 1440, height: 1000 }) {
   const context = await b.newContext({ acceptDownloads: true, viewport });
+  opened.contexts.push(context);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
@@ -70,33 +146,48 @@ export async function openPage(b, hash = '', viewport = { width: 1440, height: 1
   return page;
 }
 
+/** Close what the test that just ended opened: its pages (and so their workers) and its
+ *  browsers. Throws, naming them, if any of those browsers' processes outlives it. */
+async function closeOpened() {
+  for (const c of opened.contexts.splice(0)) await c.close().catch(() => {});
+  const left = [];
+  for (const e of opened.browsers.splice(0)) left.push(...(await closeBrowser(e)));
+  assert(left.length === 0, `processes of this test's browsers still alive after it: ${left.join(', ')}`);
+}
+
 /** Close every browser and the server. */
 export async function close() {
-  for (const { browser: b, dir } of browsers.splice(0)) {
-    await b.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await closeOpened().catch(() => {});
+  if (sharedEntry) await closeBrowser(sharedEntry);
   server.close();
 }
 
 // ------------------------------------------------------------------ registry and run
 const tests = [];
 
-/** Register a test; they run in the order registered. */
-export const test = (name, fn) => tests.push({ name, fn });
+/** Register a test; they run in the order registered. `long`: a long equivalence, run only
+ *  when asked for (`run.mjs --long`; `npm run check:webgpu`). */
+export const test = (name, fn, { long = false } = {}) => tests.push({ name, fn, long });
 
 /** Run the registered tests whose name contains `filter` (or one of several joined with |),
+ *  the long ones only where `long` (`'with'`: every test, `'only'`: the long ones alone),
  *  print "N passed, N failed" and close everything; returns the number failed. */
-export async function run(filter) {
+export async function run(filter, long = 'without') {
   let passed = 0;
   let failed = 0;
   try {
     shared = await launch();
+    sharedEntry = opened.browsers.pop();
     for (const t of tests) {
       if (filter && !filter.split('|').some((f) => t.name.includes(f))) continue;
+      if ((long === 'without' && t.long) || (long === 'only' && !t.long)) continue;
       const t0 = Date.now();
       try {
-        await t.fn();
+        try {
+          await t.fn();
+        } finally {
+          await closeOpened();
+        }
         passed++;
         console.log(`ok   ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       } catch (e) {

@@ -3,6 +3,9 @@
 // Screenshots go to test-artifacts/. Prints "N passed, N failed" at the end.
 //   node tests/browser/run.mjs                 every test
 //   node tests/browser/run.mjs 'card|history'  the tests whose name contains one of these
+//   node tests/browser/run.mjs --long 'WebGPU'  also the long equivalences (T = 1,000, the quick
+//                                               preset's verdict on WebGPU, 40 runs)
+//   node tests/browser/run.mjs --long-only 'WebGPU'  only those (`npm run check:webgpu`)
 // The harness is harness.mjs; the tests are the *.test.mjs files, one concern each, run in
 // the order imported here.
 import { run } from './harness.mjs';
@@ -29,4 +32,12 @@ import './long.test.mjs';
 import './recheck.test.mjs';
 import './native-agreement.test.mjs';
 
-process.exit((await run(process.argv[2])) ? 1 : 0);
+const args = process.argv.slice(2);
+const long = args.includes('--long-only') ? 'only' : args.includes('--long') ? 'with' : 'without';
+const filter = args.find((a) => !a.startsWith('--'));
+const unknown = args.filter((a) => a.startsWith('--') && a !== '--long' && a !== '--long-only');
+if (unknown.length) {
+  console.error(`unknown option ${unknown.join(' ')} (run.mjs [--long | --long-only] [filter])`);
+  process.exit(2);
+}
+process.exit((await run(filter, long)) ? 1 : 0);

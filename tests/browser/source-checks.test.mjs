@@ -1,7 +1,7 @@
 // Checks on the page's source and the built engine wasm.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assert, browser, openPage, ROOT, TARGET, test } from './harness.mjs';
+import { assert, browser, openPage, ROOT, WASM_TARGET, test } from './harness.mjs';
 
 test('the page spells no worker message type itself (protocol.js does)', async () => {
   // Read in the browser: protocol.js is a browser module (node would warn about its type).
@@ -21,7 +21,7 @@ test('the page spells no worker message type itself (protocol.js does)', async (
 });
 
 test('the engine wasm has no command_export wrappers (static constructors run once)', async () => {
-  const wasm = readFileSync(join(TARGET, 'wasm32-unknown-unknown/wasm-release/rdbench_worker.wasm'));
+  const wasm = readFileSync(join(WASM_TARGET, 'wasm32-unknown-unknown/wasm-release/rdbench_worker.wasm'));
   const text = wasm.toString('latin1');
   assert(text.includes('__wasm_call_ctors'), 'the name section is there to check');
   assert(!text.includes('command_export'), 'exports are wrapped in command_export: __wasm_call_ctors is not called from start');

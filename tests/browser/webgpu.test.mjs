@@ -98,7 +98,7 @@ test('WebGPU: a tiny bench completes on webgpu and its first step agrees with th
   }
 });
 
-test('WebGPU: the quick preset gives the CPU verdict and the CPU baseline runs', async () => {
+test('WebGPU: the quick preset gives the CPU verdict and the CPU baseline runs (long)', async () => {
   // The whole protocol at the quick preset on this browser's WebGPU against the CPU backend.
   // Dense BPTT is a contraction of rounding: the baseline's runs agree to ~1e-5 after every
   // epoch. An idea run's gradient goes through up to 15 reversals per checkpoint, which
@@ -135,13 +135,14 @@ test('WebGPU: the quick preset gives the CPU verdict and the CPU baseline runs',
     }
   }
   assert(page.errors.length === 0 && cpuPage.errors.length === 0, `page errors: ${page.errors} ${cpuPage.errors}`);
-});
+}, { long: true });
 
 test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer kernels per step', async () => {
   // The engine's own check (crates/engine/src/fused_check.rs) on this browser's WebGPU device: both arms'
   // gradients and losses and a reversal, fused vs unfused, and the kernel launches of one
-  // training step of each arm, counted by cubecl.
-  const { page, out: c } = await engineOnWebgpu('fused_check', 'webgpu', 2, 1);
+  // training step of each arm, counted by cubecl. At T = 32 (the pendulum's default is 80):
+  // the tensor-op path's launches grow with T, the fused path's do not.
+  const { page, out: c } = await engineOnWebgpu('fused_check', 'webgpu', 2, 1, 32);
   const f = c.fused, u = c.unfused;
   console.log(`    launches per step: dense ${f.dispatches_dense} vs ${u.dispatches_dense} unfused, idea ${f.dispatches_idea} ` +
     `vs ${u.dispatches_idea}; ms per step dense ${f.ms_dense.toFixed(0)} vs ${u.ms_dense.toFixed(0)}; max |diff| ${c.max_abs_diff}, ` +
@@ -160,7 +161,7 @@ test('WebGPU: the fused kernels equal the tensor-op path and launch 10x fewer ke
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
-test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal the tensor-op path', async () => {
+test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal the tensor-op path (long)', async () => {
   // One cube per (run, row) used to be a 1-D grid capped at 65535 workgroups: the probe's
   // one-step reversal (79 x 32 rows per run) panicked from 26 runs up. Both arms' gradients
   // at 40 runs with mixed k, a reversal of 40 x 1,700 rows and one run's of 70,000 rows.
@@ -172,18 +173,10 @@ test('WebGPU: 40 runs (more (run, row) cubes than a grid dimension holds) equal 
     assert(c[part] <= 1e-4, `fused vs unfused at 40 runs, ${part}: ${c[part]}`);
   }
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
-});
+}, { long: true });
 
-test('WebGPU: the whole-sequence kernels equal their references at T = 3, 80 and 1,000, for both models and every loss, in the same launches at every T', async () => {
-  // A whole training pass in a few launches (crates/engine/src/model/cube_sequence.rs for the
-  // GRU, cube_rev_ode.rs for rev_ode_small) against a reference on the same device: the GRU's
-  // per-step kernels (checked against the tensor ops above), rev_ode_small's tensor ops. Dense
-  // BPTT and the idea's pass with the runs at k 1..4, fixed interval and revolve as plans run
-  // by one kernel against the same plans stepped, at populations 1, 8 and 40, the rows split
-  // in parts where a case sets them; a regression's loss at every step, and the loss at the
-  // last step alone (the adding problem's squared error, a classification's cross-entropy).
-  // T is data: a pass launches as many kernels at T = 1,000 as at T = 3 or 80.
-  const { page, out: cases } = await engineOnWebgpu('sequence_check', 'webgpu');
+/** Log the whole-sequence cases and assert each is within tolerance of its reference. */
+function checkSequenceCases(cases) {
   for (const c of cases) {
     console.log(`    ${c.model}, T ${c.t}, ${c.population} runs, ${c.task}, parts of ${c.part_rows ?? 'all'} rows: ` +
       `max |whole - reference| dense ${c.dense}, idea mixed k ${c.idea_mixed}, plans as data ${c.plans} ` +
@@ -197,29 +190,71 @@ test('WebGPU: the whole-sequence kernels equal their references at T = 3, 80 and
     assert(c.dense <= tol && c.idea_mixed <= tol, `${what}: dense ${c.dense}, idea ${c.idea_mixed}, tolerance ${tol}`);
     assert(c.plans <= tol && c.plan_counts_agree, `${what}: plans ${c.plans}, counts agree ${c.plan_counts_agree}`);
   }
+}
+
+/** The cases at T `t` launch what the case of the same population, parts and loss at a
+ *  shorter T launches (T is data, not a kernel parameter): every one of them where `all`,
+ *  else those that have such a case (at least two per model). */
+function sameLaunchesAsShorter(cases, t, all) {
+  for (const model of ['rnn_small', 'rev_ode_small']) {
+    let compared = 0;
+    for (const c of cases.filter((c) => c.model === model && c.t === t)) {
+      const short = cases.find((d) => d.model === model && d.t < c.t && d.population === c.population &&
+        d.part_rows === c.part_rows && d.task === c.task);
+      assert(short || !all, `a shorter case like ${model}, T ${c.t}, ${c.population} runs, parts ${c.part_rows}, ${c.task}`);
+      if (!short) continue;
+      compared++;
+      assert(JSON.stringify(short.launches) === JSON.stringify(c.launches),
+        `launches at T ${short.t} ${short.launches} vs T ${t} ${c.launches} (${model}, ${c.population} runs, parts ${c.part_rows}, ${c.task})`);
+    }
+    assert(compared >= 2, `${model}: ${compared} cases at T ${t} with a shorter one to compare`);
+  }
+}
+
+test('WebGPU: the whole-sequence kernels equal their references at T = 3 and 80, for both models and every loss, in the same launches at both', async () => {
+  // A whole training pass in a few launches (crates/engine/src/model/cube_sequence.rs for the
+  // GRU, cube_rev_ode.rs for rev_ode_small) against a reference on the same device: the GRU's
+  // per-step kernels (checked against the tensor ops above), rev_ode_small's tensor ops. Dense
+  // BPTT and the idea's pass with the runs at k 1..4, fixed interval and revolve as plans run
+  // by one kernel against the same plans stepped, at populations 1 and 8, the rows split in
+  // parts where a case sets them; a regression's loss at every step, and the loss at the last
+  // step alone (the adding problem's squared error, a classification's cross-entropy). T is
+  // data: a pass launches as many kernels at T = 80 as at T = 3. (T = 1,000 and 40 runs: the
+  // long test below.)
+  const { page, out: cases } = await engineOnWebgpu('sequence_check', 'webgpu', false);
+  checkSequenceCases(cases);
+  assert(cases.length === 12, `cases: ${cases.length}`);
   for (const model of ['rnn_small', 'rev_ode_small']) {
     const mine = cases.filter((c) => c.model === model);
-    assert(mine.some((c) => c.t === 1000) && mine.some((c) => c.population === 40) && mine.some((c) => c.population === 1) &&
-      mine.some((c) => c.task === 'classification') && mine.some((c) => c.task === 'last-step regression'),
+    assert(mine.some((c) => c.population === 8) && mine.some((c) => c.population === 1) &&
+      mine.some((c) => c.task === 'classification') && mine.some((c) => c.task === 'last-step regression') &&
+      mine.some((c) => c.task === 'regression') && mine.some((c) => c.part_rows !== null),
     `the cases asked for, ${model}`);
-    // The same population, parts and loss at T = 1,000 and at a shorter T launch the same kernels.
-    for (const c of mine.filter((c) => c.t === 1000)) {
-      const short = mine.find((d) => d.t < c.t && d.population === c.population && d.part_rows === c.part_rows && d.task === c.task);
-      assert(short, `a shorter case like ${model}, T ${c.t}, ${c.population} runs, parts ${c.part_rows}, ${c.task}`);
-      assert(JSON.stringify(short.launches) === JSON.stringify(c.launches),
-        `launches at T ${short.t} ${short.launches} vs T 1000 ${c.launches} (${model}, ${c.population} runs, parts ${c.part_rows}, ${c.task})`);
-    }
   }
-  assert(cases.length === 16, `cases: ${cases.length}`);
+  sameLaunchesAsShorter(cases, 80, false);
   // Parts of one row of four: four launches each of the forward pass, the backward pass and
   // the sum, where one part takes one each.
   for (const model of ['rnn_small', 'rev_ode_small']) {
-    const whole = cases.find((c) => c.model === model && c.t === 3 && c.part_rows === null);
+    const whole = cases.find((c) => c.model === model && c.t === 3 && c.part_rows === null && c.task === 'regression');
     const parts = cases.find((c) => c.model === model && c.t === 3 && c.part_rows === 1);
     assert(parts.launches[0] === whole.launches[0] + 9, `${model}, parts of 1 row: ${parts.launches[0]} vs ${whole.launches[0]}`);
   }
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
+
+test('WebGPU: the whole-sequence kernels equal their references at T = 1,000 and 40 runs, in the launches of T = 3 and 80 (long)', async () => {
+  // The cases above and the long ones: T = 1,000 (both models, every loss the GRU has, rows
+  // in parts) and 40 runs; ~15 min of tensor-op references on a software adapter.
+  const { page, out: cases } = await engineOnWebgpu('sequence_check', 'webgpu', true);
+  checkSequenceCases(cases);
+  assert(cases.length === 18, `cases: ${cases.length}`);
+  for (const model of ['rnn_small', 'rev_ode_small']) {
+    const mine = cases.filter((c) => c.model === model);
+    assert(mine.some((c) => c.t === 1000) && mine.some((c) => c.population === 40), `the cases asked for, ${model}`);
+  }
+  sameLaunchesAsShorter(cases, 1000, true);
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+}, { long: true });
 
 test('WebGPU: rev_gru reverses 200 steps bit for bit and its gradient through reversal agrees with the CPU', async () => {
   // rev_gru runs in tensor ops on a GPU, whose division need not be correctly rounded: the

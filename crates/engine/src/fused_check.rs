@@ -247,11 +247,19 @@ async fn max_diff(pairs: Vec<(Tensor<3>, Tensor<3>)>) -> Result<f32, EngineError
 }
 
 /// Run the check on `device` (a GPU device; on another device both paths are the same
-/// code): the default GRU (hidden 32), batch 32 of the pendulum track, `population` runs.
-pub async fn fused_check(device: &Device, population: usize, steps: usize) -> Result<FusedCheck, EngineError> {
+/// code): the default GRU (hidden 32), batch 32 of the pendulum track at `seq_len` steps (0:
+/// its default, 80), `population` runs. The tests take a shorter T: the tensor-op path's
+/// launches, each a millisecond or more on a software adapter, grow with T; the fused ones
+/// do not.
+pub async fn fused_check(
+    device: &Device,
+    population: usize,
+    steps: usize,
+    seq_len: usize,
+) -> Result<FusedCheck, EngineError> {
     let model = Gru::new(2, 32, 2);
     let reference = model.clone().without_gpu_kernels();
-    let track = track::Pendulum::default();
+    let track = if seq_len == 0 { track::Pendulum::default() } else { track::Pendulum::new(seq_len) };
     let data = track.generate(0);
     let train = DeviceData::new(&data.train, device);
     let batch = train.all(population, 32);
@@ -407,38 +415,45 @@ pub struct SequenceCase {
 
 /// The whole-sequence kernels (dense and reversal passes, the recomputing schedules' plans)
 /// against a reference on the same device, on random data: the GRU's against its per-step
-/// kernels (themselves checked against the tensor ops above) at T = 3, 80 and 1,000,
-/// populations 1, 8 and 40, the rows in one part and in several, a regression's loss at
-/// every step, and at T = 80 and 1,000 with the loss at the last step alone (the adding
-/// problem's squared error, a classification's cross-entropy: the per-step path takes the
-/// tensor-op VJP there); `rev_ode_small`'s against its tensor ops in the same shapes (at
-/// rank 2 of r_max 3, so the mask is in play). Small models (hidden 8, batch 4) keep it quick
-/// on a software adapter.
-pub async fn sequence_check(device: &Device) -> Result<Vec<SequenceCase>, EngineError> {
+/// kernels (themselves checked against the tensor ops above), `rev_ode_small`'s against its
+/// tensor ops (at rank 2 of r_max 3, so the mask is in play). The small cases, which every
+/// CI run checks: T = 3 and 80, populations 1 and 8, the rows in one part and in several, a
+/// regression's loss at every step at both lengths (so the launches can be compared), and
+/// once each the loss at the last step alone (the adding problem's squared error, a
+/// classification's cross-entropy: the per-step path takes the tensor-op VJP there). `long`
+/// adds the long equivalences (T = 1,000, 40 runs), minutes of tensor ops on a software
+/// adapter (`npm run check:webgpu`). Small models (hidden 8, batch 4) keep it quick.
+pub async fn sequence_check(device: &Device, long: bool) -> Result<Vec<SequenceCase>, EngineError> {
     use track::Task;
+    type Case = (usize, usize, Option<usize>, Task);
     let (reg, last, class) = (Task::Regression, Task::LastStepRegression, Task::Classification { classes: 3 });
-    let gru: [(usize, usize, Option<usize>, Task); 9] = [
+    // Dense regression at both lengths, whole and in parts of one row (so the launches
+    // compare across T); each last-step loss once, in parts of three rows.
+    let gru_small: [Case; 6] = [
         (3, 8, None, reg),
+        (80, 8, None, reg),
         (3, 1, Some(1), reg),
-        (80, 8, Some(3), reg),
-        (80, 40, None, reg),
-        (1000, 8, None, reg),
-        (1000, 1, Some(1), reg),
+        (80, 1, Some(1), reg),
         (80, 8, Some(3), last),
         (80, 8, None, class),
-        (1000, 8, None, class),
+    ];
+    let gru_long: [Case; 4] =
+        [(80, 40, None, reg), (1000, 8, None, reg), (1000, 1, Some(1), reg), (1000, 8, None, class)];
+    let rev_ode_small: [Case; 6] = [
+        (3, 8, None, reg),
+        (80, 8, None, reg),
+        (3, 1, Some(1), reg),
+        (80, 1, Some(1), reg),
+        (80, 8, Some(3), last),
+        (80, 1, None, class),
     ];
     // Its reference (tensor ops, ~60 launches a step) is slow on a software adapter: one case
     // at T = 1,000.
-    let rev_ode: [(usize, usize, Option<usize>, Task); 7] = [
-        (3, 8, None, reg),
-        (3, 1, Some(1), reg),
-        (80, 40, None, reg),
-        (80, 8, Some(3), reg),
-        (80, 8, Some(3), last),
-        (80, 1, None, class),
-        (1000, 1, None, class),
-    ];
+    let rev_ode_long: [Case; 2] = [(80, 40, None, reg), (1000, 1, None, class)];
+    let pick = |small: &[Case], extra: &[Case]| -> Vec<Case> {
+        small.iter().chain(if long { extra } else { &[] }).copied().collect()
+    };
+    let (gru, rev_ode) = (pick(&gru_small, &gru_long), pick(&rev_ode_small, &rev_ode_long));
     let mut out = Vec::new();
     for (t, population, part_rows, task) in gru {
         let f_out = if task == class { 3 } else { 2 };

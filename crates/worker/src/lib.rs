@@ -253,13 +253,14 @@ impl Host for WorkerHost {
 
 /// The fused kernels checked on backend `kind` ("webgpu" or "cpu") against the tensor-op
 /// path (`rdbench_engine::fused_check`): kernel launches and ms per training step of both
-/// arms at `population` runs, and the largest difference of their results. A diagnostic for
-/// the benchmark script and the browser tests, not part of the message loop.
+/// arms at `population` runs on sequences of `seq_len` steps (0: the pendulum's default), and
+/// the largest difference of their results. A diagnostic for the benchmark script and the
+/// browser tests, not part of the message loop.
 #[wasm_bindgen]
-pub async fn fused_check(kind: String, population: usize, steps: usize) -> Result<JsValue, JsValue> {
+pub async fn fused_check(kind: String, population: usize, steps: usize, seq_len: usize) -> Result<JsValue, JsValue> {
     let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
     let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
-    let c = rdbench_engine::fused_check::fused_check(&b.device, population.max(1), steps)
+    let c = rdbench_engine::fused_check::fused_check(&b.device, population.max(1), steps, seq_len)
         .await
         .map_err(|e| JsValue::from_str(&e.to_string()))?;
     browser::to_js(&c)
@@ -278,15 +279,16 @@ pub async fn large_population_check(kind: String, population: usize) -> Result<J
     browser::to_js(&c)
 }
 
-/// The whole-sequence kernels against the per-step kernels at T = 3, 80 and 1,000
-/// (`rdbench_engine::fused_check::sequence_check`): the largest differences, per case. A
-/// diagnostic for the browser tests.
+/// The whole-sequence kernels against their references at T = 3 and 80, and with `long` at
+/// T = 1,000 and 40 runs too (`rdbench_engine::fused_check::sequence_check`): the largest
+/// differences, per case. A diagnostic for the browser tests.
 #[wasm_bindgen]
-pub async fn sequence_check(kind: String) -> Result<JsValue, JsValue> {
+pub async fn sequence_check(kind: String, long: bool) -> Result<JsValue, JsValue> {
     let kind = resolve::Kind::parse(&kind).map_err(|e| JsValue::from_str(&e))?;
     let b = resolve::backend(kind, "").await.map_err(|e| JsValue::from_str(&e))?;
-    let c =
-        rdbench_engine::fused_check::sequence_check(&b.device).await.map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let c = rdbench_engine::fused_check::sequence_check(&b.device, long)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))?;
     browser::to_js(&c)
 }
 
