@@ -5,12 +5,13 @@
 // their GPU processes and workers) is closed when it ends, and the harness fails the test if
 // any of those processes is still alive then: a software WebGPU adapter left computing slows
 // every test after it.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { createAppServer } from '../../scripts/serve.mjs';
+import { browserPid, processTree, waitForExit } from './processes.mjs';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Where the tests leave their screenshots. */
@@ -42,68 +43,13 @@ export const BASE = `http://127.0.0.1:${server.address().port}/`;
 const opened = { browsers: [], contexts: [] };
 let sharedEntry = null;
 
-/** The process ids of `pid` and all its descendants, from /proc (Linux). */
-export function processTree(pid) {
-  const children = new Map();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(name));
-  }
-  const out = [];
-  const todo = [pid];
-  while (todo.length) {
-    const p = todo.pop();
-    out.push(p);
-    todo.push(...(children.get(p) ?? []));
-  }
-  return out;
-}
-
-/** The pid of the Chromium started with user data dir `dir` (its command line names it). */
-function browserPid(dir) {
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (cmd.includes(`--user-data-dir=${dir}`) && !cmd.some((a) => a.startsWith('--type='))) return Number(name);
-    } catch {
-      // exited while we looked
-    }
-  }
-  return null;
-}
-
-const alive = (pid) => {
-  try {
-    // A zombie has exited; only its parent's wait is missing.
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
-
 /** Close a browser and wait for every process it started (GPU, renderers, workers) to exit;
  *  returns the pids still alive after `ms` (none, normally). */
 async function closeBrowser({ browser: b, dir, pid }, ms = 15_000) {
   const tree = pid ? processTree(pid) : [];
   await b.close().catch(() => {});
   rmSync(dir, { recursive: true, force: true });
-  const until = Date.now() + ms;
-  let left = tree.filter(alive);
-  while (left.length && Date.now() < until) {
-    await new Promise((r) => setTimeout(r, 100));
-    left = left.filter(alive);
-  }
-  return left;
+  return waitForExit(tree, ms);
 }
 
 /** A headless Chromium (`extra`: more command-line switches), closed when the test that
