@@ -1,7 +1,10 @@
-// The verdict card reads right: the outcome in words, α, the rule, the smallest p, and a
-// tampered report marked unverified.
+// The verdict card reads right: the outcome in words, α, the rule, the smallest p, a
+// tampered report marked unverified, and a comparison void when the baseline did not learn.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
+import { ARTIFACTS, CLI, assert, browser, openPage, test } from './harness.mjs';
 import { loadReport, QUICK, QUICK_TEXT, setField } from './helpers.mjs';
 
 test('card: the 4-pair warning before Run, the outcome in words, α, the rule and the smallest p', async () => {
@@ -51,4 +54,40 @@ test('a tampered report shows its problems on the card, and its verdict is marke
   await loadReport(page, 'quick_report.json', QUICK_TEXT);
   assert(!(await page.isVisible('#card-problems')), 'problems linger');
   await page.close();
+});
+
+test('card: a baseline that did not learn voids the comparison, and each arm shows its learnability, at 1280 and 390 px', async () => {
+  // One epoch of the adding problem at T = 200: nothing learns, both arms stay near the
+  // trivial predictor (always 1).
+  const dir = mkdtempSync(join(tmpdir(), 'rdbench-void-'));
+  const out = join(dir, 'void.json');
+  execFileSync(CLI, ['run', '--quiet', '--out', out, '--track', 'adding', '--seeds', '2', '--sweep-seeds', '1',
+    '--lrs', '0.01', '--epochs', '1', '--hidden', '8', '--backend', 'flex'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const text = readFileSync(out, 'utf8');
+  const report = JSON.parse(text);
+  const l = report.task.learnability;
+  assert(l.comparison_void && !l.baseline.learned, `the tiny bench learned: ${JSON.stringify(l)}`);
+  for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+    const page = await openPage(browser(), '', { width, height });
+    await loadReport(page, 'void.json', text);
+    const verdict = page.locator('#verdict');
+    const said = await verdict.textContent();
+    assert(said.startsWith('Comparison void at this protocol: the baseline did not learn'), `${tag} headline: ${said}`);
+    assert(said.includes(report.comparison.verdict), `${tag}: the report's verdict is not shown beside it: ${said}`);
+    assert((await verdict.getAttribute('data-comparison-void')) === 'true', `${tag}: data-comparison-void`);
+    assert(!/\b(win|loss)\b/.test(await verdict.getAttribute('class')), `${tag}: a void comparison is styled as an outcome`);
+    const fact = async (key) => JSON.parse(await page.getAttribute(`#card [data-key=${key}]`, 'data-value'));
+    for (const arm of ['baseline', 'idea']) {
+      const shown = await fact(`${arm}_learned`);
+      assert(JSON.stringify(shown) === JSON.stringify(l[arm]), `${tag} ${arm}: ${JSON.stringify(shown)} vs ${JSON.stringify(l[arm])}`);
+      const words = await page.textContent(`#card [data-key=${arm}_learned]`);
+      assert(words.includes(`${l[arm].seeds_learned} of ${l[arm].n} seeds`), `${tag} ${arm}: ${words}`);
+    }
+    assert((await fact('learnability_threshold')) === l.threshold, `${tag}: threshold`);
+    const explain = await page.textContent('#card-explain');
+    assert(explain.includes('did not learn'), `${tag}: the explanation does not say why: ${explain}`);
+    assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
+    await page.locator('#card').screenshot({ path: join(ARTIFACTS, `card-void-${tag}.png`) });
+    assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  }
 });
