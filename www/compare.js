@@ -220,7 +220,12 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       row('idea wins', (c) => `${c.idea_wins}/${c.n_pairs}`, 'idea_wins'),
       row('baseline / idea', (c) => `${num(c.baseline_mean)} / ${num(c.idea_mean)}`, 'means'),
       row('best lr (baseline / idea)', (c) => `${num(c.best_lr_baseline)} / ${num(c.best_lr_idea)}`, 'best_lr'),
-      row('mechanism', (c) => (c.mechanism_confirmed ? 'confirmed' : `not confirmed${c.conditions.some((k) => !k.holds) ? `: (${c.conditions.filter((k) => !k.holds).map((k) => k.letter).join('), (')}) failed` : ''}`), 'mechanism'),
+      row('mechanism', (c) => {
+        if (c.mechanism_confirmed) return 'confirmed';
+        const which = (tested) => c.conditions.filter((k) => !k.holds && k.tested === tested).map((k) => `(${k.letter})`).join(', ');
+        const [failed, untested] = [which(true), which(false)];
+        return `not confirmed${failed ? `: ${failed} failed` : ''}${untested ? `${failed ? ';' : ':'} ${untested} untested` : ''}`;
+      }, 'mechanism'),
       row('memory saved', (c) => percent(c.memory_saved_fraction), 'memory'),
       row('backend', (c) => (c.backend ? `${c.backend} — ${c.adapter}` : 'not recorded'), 'backend'),
       row('runs per backend', (_, x) => Object.entries(env(x).run_backends ?? {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'not recorded', 'run_backends'),
@@ -257,7 +262,7 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     if (letters.length) {
       const cond = (c, l) => {
         const k = c.conditions.find((x) => x.letter === l);
-        return k ? `${k.holds ? '✓' : '✗'} ${k.detail}` : 'not recorded';
+        return k ? `${k.holds ? '✓' : k.tested ? '✗' : '– untested:'} ${k.detail}` : 'not recorded';
       };
       view.append(table('Mechanism conditions', ['', 'A', 'B'],
         letters.map((l) => ({ cells: [`(${l}) ${(ca.conditions.concat(cb.conditions)).find((x) => x.letter === l).describe}`, cond(ca, l), cond(cb, l)], key: `cond-${l}` })), 'mechanism'));

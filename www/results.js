@@ -209,14 +209,16 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     const head = el('div');
     head.dataset.key = 'mechanism_confirmed';
     head.dataset.value = JSON.stringify(c.mechanism_confirmed);
-    const failed = c.conditions.filter((x) => !x.holds).map((x) => `(${x.letter})`);
+    const letters = (f) => c.conditions.filter(f).map((x) => `(${x.letter})`).join(', ');
+    const failed = letters((x) => !x.holds && x.tested);
+    const untested = letters((x) => !x.holds && !x.tested);
     head.textContent = `Mechanism: ${c.mechanism_confirmed ? 'confirmed' : 'not confirmed'}` +
-      (failed.length ? ` — failed ${failed.join(', ')}` : '') +
+      (failed ? ` — failed ${failed}` : '') + (untested ? `${failed ? ';' : ' —'} untested ${untested} (no probe of its regime)` : '') +
       ` · final probe: mean defect ${num(c.observed_mean_defect)}, mean checkpoints ${num(c.observed_mean_checkpoints)}`;
     mech.append(head);
     if (c.conditions.length) {
       // What each condition claims, then what was measured.
-      mech.append(el('ul', {}, ...c.conditions.map((cond) => el('li', { className: cond.holds ? 'ok' : 'fail' },
+      mech.append(el('ul', {}, ...c.conditions.map((cond) => el('li', { className: cond.holds ? 'ok' : cond.tested ? 'fail' : 'untested' },
         el('span', { className: 'cond-what', textContent: `(${cond.letter}) ${cond.describe}: ` }), cond.detail))));
     }
     $('card-warnings').replaceChildren(...c.warnings.map((w) => el('li', { textContent: w })));

@@ -86,6 +86,14 @@ test('card: a baseline that did not learn voids the comparison, and each arm sho
     assert((await fact('learnability_threshold')) === l.threshold, `${tag}: threshold`);
     const explain = await page.textContent('#card-explain');
     assert(explain.includes('did not learn'), `${tag}: the explanation does not say why: ${explain}`);
+    // Every probe of this bench is in the low-defect regime: (d), which judges the high one,
+    // is untested (–), not failed (✗), and the mechanism line says so.
+    const marks = await page.$$eval('#card-mechanism li', (lis) => lis.map((li) => li.className));
+    const d = report.mechanism.d_high_defect_needs_dense;
+    assert(d.value === null && !d.holds, `the bench was to have no high-defect probe: ${JSON.stringify(d)}`);
+    assert(marks[3] === 'untested' && marks.slice(0, 3).every((m) => m !== 'untested'), `${tag}: condition marks ${marks}`);
+    const head = await page.textContent('#card [data-key=mechanism_confirmed]');
+    assert(/failed \(a\), \(b\); untested \(d\)/.test(head), `${tag}: ${head}`);
     assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
     await page.locator('#card').screenshot({ path: join(ARTIFACTS, `card-void-${tag}.png`) });
     assert(page.errors.length === 0, `page errors: ${page.errors}`);

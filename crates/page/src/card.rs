@@ -3,6 +3,7 @@
 use crate::format::{delta, num};
 use rdbench_core::config::BenchConfig;
 use rdbench_core::frontier::Frontier;
+use rdbench_core::mechanism::MechanismCondition;
 use rdbench_core::report::Report;
 use rdbench_core::stats::Verdict;
 use serde::Serialize;
@@ -37,6 +38,10 @@ pub struct CardCondition {
     pub describe: String,
     /// Whether it holds.
     pub holds: bool,
+    /// Whether the probes could test it: (c) and (d) judge the probes of one regime, and a
+    /// bench with none in it (every defect low, say) leaves that condition untested, not
+    /// failed. It still keeps the mechanism from being confirmed.
+    pub tested: bool,
     /// The measurement behind it.
     pub detail: String,
 }
@@ -302,6 +307,12 @@ pub fn card(r: &Report) -> Card {
                     letter: c.letter().into(),
                     describe: c.describe().into(),
                     holds: judged.holds,
+                    tested: match c {
+                        MechanismCondition::LowDefectCosine | MechanismCondition::HighDefectNeedsDense => {
+                            judged.value.is_some() || judged.non_finite > 0
+                        }
+                        MechanismCondition::BothRegimes | MechanismCondition::SpearmanPositive => true,
+                    },
                     detail: judged.detail.clone(),
                 })
                 .collect()
@@ -400,7 +411,7 @@ pub fn card(r: &Report) -> Card {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rdbench_core::mechanism::{MechanismCondition, judge};
+    use rdbench_core::mechanism::judge;
 
     fn seed_report() -> Report {
         Report::from_json(include_str!("../../../www/examples/seed_bench_report.json")).unwrap()
@@ -457,6 +468,9 @@ mod tests {
         let letters: Vec<&str> = c.conditions.iter().map(|c| c.letter.as_str()).collect();
         assert_eq!(letters, ["a", "b", "c", "d"]);
         assert!(c.conditions.iter().all(|c| !c.holds));
+        // (a) and (b) fail; (c) and (d) had no probe of their regime to judge.
+        let tested: Vec<bool> = c.conditions.iter().map(|c| c.tested).collect();
+        assert_eq!(tested, [true, true, false, false]);
         assert_eq!(c.conditions[2].describe, MechanismCondition::LowDefectCosine.describe());
         assert_eq!(c.verdict, Verdict::NoSignificantWin);
         assert_eq!(serde_json::to_value(&c).unwrap()["verdict"], "no significant win");
