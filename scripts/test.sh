@@ -10,7 +10,8 @@ source scripts/phases.sh
 source scripts/target-dirs.sh
 
 # What both streams need, installed once before they start (rustup is not safe to run twice
-# at once): rustfmt, clippy, the wasm32 target, the pinned wasm-bindgen CLI.
+# at once): rustfmt, clippy, the wasm32 target. (The browser stream installs the pinned
+# wasm-bindgen CLI itself, the first time.)
 phase "toolchain" bash scripts/toolchain.sh
 phase "fmt" cargo fmt --all --check
 

@@ -129,11 +129,19 @@ export async function run(filter, long = 'without') {
       if ((long === 'without' && t.long) || (long === 'only' && !t.long)) continue;
       const t0 = Date.now();
       try {
+        // The test's own failure first; a browser left alive fails it too.
+        let err = null;
         try {
           await t.fn();
-        } finally {
-          await closeOpened();
+        } catch (e) {
+          err = e;
         }
+        try {
+          await closeOpened();
+        } catch (e) {
+          err ??= e;
+        }
+        if (err) throw err;
         passed++;
         console.log(`ok   ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       } catch (e) {
