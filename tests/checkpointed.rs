@@ -12,7 +12,7 @@ use rdbench_engine::train::dense::autodiff_grads;
 use rdbench_engine::train::init_population;
 
 fn setup(seeds: &[u64], b: usize) -> (Gru, Vec<Tensor<3>>, Batch) {
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let model = Gru::new(2, 32, 2);
     let (params, _) = init_population(&model, seeds, &device());
     let batch = DeviceData::new(&data.train, &device()).all(seeds.len(), b);

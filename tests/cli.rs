@@ -203,12 +203,21 @@ fn dataset_exports_a_track_and_refuses_bad_flags_by_name() {
     let dir = std::env::temp_dir().join(format!("rdbench-dataset-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("m.json");
-    let (code, stdout, stderr) =
-        rdbench(&["dataset", "--track", "mnist1d", "--data-seed", "42", "--out", out.to_str().unwrap()]);
+    let (code, stdout, stderr) = rdbench(&[
+        "dataset",
+        "--track",
+        "mnist1d",
+        "--data-seed",
+        "42",
+        "--train-size",
+        "4000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("4000 train + 1000 test sequences of 40 steps"), "{stdout}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!((v["split"]["bench_train"].as_u64(), v["split"]["sweep_validation"].as_u64()), (Some(1000), Some(200)));
+    assert_eq!((v["split"]["bench_train"].as_u64(), v["split"]["sweep_validation"].as_u64()), (Some(4000), Some(800)));
     assert_eq!(v["train"]["x"].as_array().unwrap().len(), 4000);
     assert_eq!(v["train"]["x"][0].as_array().unwrap().len(), 40);
     assert_eq!(v["test"]["labels"].as_array().unwrap().len(), 1000);
@@ -224,7 +233,8 @@ fn dataset_exports_a_track_and_refuses_bad_flags_by_name() {
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["train"]["y"][0].as_array().unwrap().len(), 80);
-    assert_eq!(v["split"]["sweep_fit"], 80);
+    assert_eq!((v["split"]["train"].as_u64(), v["split"]["sweep_fit"].as_u64()), (Some(100), Some(80)));
+    assert_eq!(v["train"]["y"].as_array().unwrap().len(), 100);
     for (args, flag) in [
         (&["dataset", "--track", "mnist1d", "--data-seed", "4294967296"][..], "--data-seed"),
         (&["dataset", "--track", "cifar"][..], "--track"),

@@ -102,7 +102,7 @@ fn fused_and_unfused_agree_and_the_fused_path_launches_10x_fewer_kernels() {
     // The unfused path still works on the GPU (it is the reference).
     let model = Gru::new(2, 8, 2);
     let (params, _) = rdbench_engine::train::init_population(&model, &[1], &dev);
-    let data = Pendulum { n_train: 8, n_test: 8, ..Pendulum::default() }.generate(0);
+    let data = Pendulum { n_train: 8, n_test: 8, ..Pendulum::default() }.generate_all(0);
     let batch = DeviceData::new(&data.train, &dev).all(1, 4);
     let a = read(dense_grads(&model, &params, &batch).loss);
     let b = read(dense_grads(&model.clone().without_gpu_kernels(), &params, &batch).loss);
@@ -111,7 +111,7 @@ fn fused_and_unfused_agree_and_the_fused_path_launches_10x_fewer_kernels() {
 
 fn train_on(device: &Device, specs: &[RunSpec]) -> Vec<RunRecord> {
     let cfg = population_cfg();
-    let data = Pendulum { n_train: 64, n_test: 32, ..Pendulum::default() }.generate(5);
+    let data = Pendulum { n_train: 64, n_test: 32, ..Pendulum::default() }.generate_all(5);
     let (train, eval) = (DeviceData::new(&data.train, device), DeviceData::new(&data.test, device));
     let model = Gru::new(2, cfg.hidden_size, 2);
     let settings = TrainSettings::new(&cfg, "test");

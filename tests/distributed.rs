@@ -99,7 +99,11 @@ fn plan_work_merge_equals_run_for_a_bench() {
     let dir = tempdir("dist", "bench");
     let (single, merged, records) = (dir.join("single.json"), dir.join("merged.json"), dir.join("records"));
     ok(&with_tiny(&["run", "--quiet", "--out", s(&single)]));
-    ok(&with_tiny(&["plan", "--out", s(&dir.join("plan.json"))]));
+    let planned = ok(&with_tiny(&["plan", "--out", s(&dir.join("plan.json"))]));
+    // What the plan costs, from a speed measured at planning time (a calibration that ran).
+    let hours = planned.lines().find(|l| l.starts_with("estimated work ≈ ")).unwrap_or_else(|| panic!("{planned}"));
+    let figure: f64 = hours.split(" core-hours").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(figure >= 0.0 && hours.contains("of one cpu-flex core"), "{hours}");
     let full = run_stages(&dir, &records);
     // The records are 8 sweep runs and 4 full runs, one file each, no temporary file left.
     assert_eq!(json_files(&records).len(), 12);

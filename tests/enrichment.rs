@@ -57,7 +57,7 @@ fn v_col(p: &[Tensor<3>], j: usize) -> Vec<f64> {
 #[test]
 fn enrichment_leaves_the_function_unchanged_then_the_new_rank_trains() {
     let m = model(2, 4);
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let batch = DeviceData::new(&data.train, &device()).all(1, 32);
     let (p0, _) = init_population(&m, &[7], &device());
     let mut adam = Adam::new(&p0, &[0.01], &device());
@@ -104,7 +104,7 @@ fn cfg() -> BenchConfig {
 
 fn train(specs: &[RunSpec]) -> Vec<RunRecord> {
     let cfg = cfg();
-    let data = Pendulum { n_train: 64, n_test: 32, ..Pendulum::default() }.generate(5);
+    let data = Pendulum { n_train: 64, n_test: 32, ..Pendulum::default() }.generate_all(5);
     let (train, eval) = (DeviceData::new(&data.train, &device()), DeviceData::new(&data.test, &device()));
     let m = model(cfg.rank_r0, cfg.rank_max);
     let settings = TrainSettings::new(&cfg, "cpu-flex");

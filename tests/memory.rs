@@ -22,7 +22,7 @@ static ALLOC: Counting = Counting;
 
 /// A GRU of `h` hidden units (one run) and a batch of `b` pendulum trajectories.
 fn gru_at(h: usize, b: usize) -> (Gru, Vec<burn::tensor::Tensor<3>>, rdbench_engine::batch::Batch) {
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let model = Gru::new(2, h, 2);
     let (params, _) = init_population(&model, &[0], &device());
     (model, params, DeviceData::new(&data.train, &device()).all(1, b))
@@ -55,7 +55,7 @@ fn rev_ode_k_max_holds_fewer_states_and_the_probe_measures_it() {
     // The probe reads the meter, which this test installs too (a test may run alone).
     rdbench::alloc_count::install_meter();
     let (h, b) = (256usize, 64usize);
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let shape =
         ModelShape { input: 2, hidden: h, output: 2, rank0: 8, rank_max: 8, task: Task::Regression, forget_bits: 3 };
     let model = RevOde::new(&shape).unwrap();

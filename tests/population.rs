@@ -19,7 +19,7 @@ fn cfg() -> BenchConfig {
 
 fn train_with(specs: &[RunSpec], n_train: usize, host: &mut dyn Host) -> Vec<RunRecord> {
     let cfg = cfg();
-    let data = Pendulum { n_train, n_test: 32, ..Pendulum::default() }.generate(5);
+    let data = Pendulum { n_train, n_test: 32, ..Pendulum::default() }.generate_all(5);
     let (train, eval) = (DeviceData::new(&data.train, &device()), DeviceData::new(&data.test, &device()));
     let model = Gru::new(2, cfg.hidden_size, 2);
     let settings = TrainSettings::new(&cfg, "cpu-flex");

@@ -54,7 +54,7 @@ fn gradient_cosine_adds_parameters_in_f64() {
 fn eval_mse_of_real_runs_matches_an_f64_reference() {
     // Eight freshly initialised runs on the 200 test trajectories (32000 squared errors
     // per run). Reference: the device's f32 predictions read back, errors summed in f64.
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let batch = DeviceData::new(&data.test, &device()).all(8, data.test.n);
     let model = Gru::new(2, 32, 2);
     let (params, _) = init_population(&model, &(0..8).collect::<Vec<u64>>(), &device());

@@ -127,7 +127,7 @@ fn gradient_through_reversal_is_dense_bptt_of_the_same_forward() {
     let model = model::by_name("rev_gru", &ModelShape { input: 2, output: 2, ..shape(16, 3) }).unwrap();
     let (params, _) = init_population(&*model, &[0, 1, 2], &device());
     let data = rdbench_core::track::Pendulum::default();
-    let data = rdbench_core::track::Track::generate(&data, 0);
+    let data = rdbench_core::track::Track::generate_all(&data, 0);
     let batch = DeviceData::new(&data.train, &device()).all(3, 16);
     let t = batch.t();
     let dense = Schedule::Dense.run(&*model, &params, &batch, 1);

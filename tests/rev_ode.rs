@@ -28,7 +28,7 @@ fn flat_grads(g: &[Tensor<3>]) -> Vec<f64> {
 
 #[test]
 fn random_cell_reverses_exactly_and_k_max_checkpointing_is_bptt() {
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let model = model::by_name("rev_ode_small", &shape(32, 8)).unwrap();
     let (params, _) = init_population(&*model, &[0, 1], &device());
     let batch = DeviceData::new(&data.train, &device()).all(2, 32);

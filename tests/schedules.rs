@@ -37,7 +37,7 @@ fn rev_ode(hidden: usize) -> Box<dyn RecurrentModel> {
 
 /// The first `t` steps of `b` pendulum trajectories for `runs` runs.
 fn pendulum(t: usize, b: usize, runs: usize) -> Batch {
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let full = &data.train;
     let (mut x, mut y) = (Vec::new(), Vec::new());
     for n in 0..b {
@@ -182,7 +182,7 @@ fn reversal_at_fixed_k_is_exact_on_rev_ode_and_counts_its_gru_iterations() {
 
 #[test]
 fn a_frontier_probe_records_every_schedule_of_the_grid() {
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let model = Gru::new(2, 16, 2);
     let (params, _) = init_population(&model, &[0, 1], &device());
     let batch = DeviceData::new(&data.train, &device()).all(2, 8);
@@ -229,7 +229,7 @@ fn a_frontier_probe_records_every_schedule_of_the_grid() {
 #[test]
 fn work_units_count_what_a_probes_passes_ran() {
     use rdbench_engine::work::{self, IdeaK};
-    let data = Pendulum::default().generate(0);
+    let data = Pendulum::default().generate_all(0);
     let (t, rows, iters) = (80u64, 8usize, 5usize);
     let cfg = BenchConfig { k_max: 8, reversal_iters: iters, batch_size: rows, ..BenchConfig::default() };
     let s = ProbeSettings::new(&cfg, true);

@@ -7,12 +7,6 @@
 
 import { $, el } from './dom.js';
 
-/** A config value as the text a control shows (the parser makes it canonical). */
-function textOf(knob, value) {
-  if (knob.kind === 'lr_list') return value.map(String).join(',');
-  return String(value);
-}
-
 /** Two significant digits: what a log slider's position means as a value. */
 const round2 = (v) => Number(v.toPrecision(2));
 
@@ -205,7 +199,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
         el('span', { className: 'preset-time', id: `preset-${p.name}-time` }));
       b.setAttribute('aria-pressed', 'false');
       b.addEventListener('click', () => {
-        setTexts(Object.fromEntries(knobs.map((k) => [k.key, textOf(k, p.config[k.key])])));
+        setTexts(p.texts);
         update();
       });
       presets.append(b);
@@ -449,7 +443,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
     loadHash,
     setBackend,
     presetTime,
-    /** The presets: {name, label, help, config}. */
+    /** The presets: {name, label, help, config, texts (what the form shows)}. */
     presets: schema.presets,
     setLocked,
     /** {config (null while any control is invalid), errors, texts, backend}. */

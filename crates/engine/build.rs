@@ -19,7 +19,10 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // Read when the script runs, not baked in when it is compiled: checkouts at other paths
+    // share one compiled script through a shared target directory.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let crates = Path::new(&manifest).join("..");
     let mut all = Vec::new();
     for krate in ["track", "core", "engine"] {
         let root = crates.join(krate);

@@ -19,8 +19,8 @@ pub struct DatasetArgs {
     /// Seed of the track's generator (as `run --data-seed`; mnist1d: the package's seed).
     #[arg(long = "data-seed", default_value = "0")]
     data_seed: String,
-    /// Train sequences a bench uses (as `run --train-size`; 0 = the track's default); the
-    /// file marks them and the sweep's split of them.
+    /// Train sequences a bench uses (as `run --train-size`; 0 = the track's default): the
+    /// file holds them and marks the sweep's split of them.
     #[arg(long = "train-size", default_value = "0")]
     train_size: String,
     /// Where to write the JSON.
@@ -45,8 +45,9 @@ fn arrays(d: &Dataset) -> Value {
 pub fn export(cfg: &BenchConfig) -> Value {
     let ctx = cfg.resolve().expect("a validated config");
     let (track, task) = (&ctx.track, ctx.task);
-    let data = track.generate(cfg.data_seed);
+    // The train sequences the bench trains on (the adding problem makes as many as asked).
     let n = ctx.train_sequences;
+    let data = track.generate(cfg.data_seed, n);
     let val = track::validation_size(n);
     json!({
         "track": cfg.track,

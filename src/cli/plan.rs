@@ -83,5 +83,38 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         backend.name
     );
     outln!("next: rdbench work --plan {} --index I --of N   (I = 0 .. N-1, on any machines)", run.out.display());
+    if !run.quiet {
+        core_hours(&plan.benches, &backend);
+    }
     Ok(())
+}
+
+/// What the plan costs in core time: each bench's work units (sweep and full runs) at the
+/// speed of one of this machine's cores on the plan's backend, measured just now (the
+/// engine's calibration, as `run`'s estimate). A cluster's cores may differ.
+fn core_hours(benches: &[rdbench_core::config::BenchConfig], backend: &rdbench_engine::backend::Backend) {
+    let (mut mid, mut low, mut high) = (0.0, 0.0, 0.0);
+    for cfg in benches {
+        let cal = match futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(cfg, backend, 1)) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("no core-hour estimate: {e}");
+                return;
+            }
+        };
+        let units = rdbench_engine::work::BenchWork::of(cfg).total();
+        let secs = |u: u64, ms: f64| u as f64 * ms / 1000.0;
+        mid += secs(units.mid, cal.ms_per_work_unit);
+        low += secs(units.low, cal.ms_per_work_unit);
+        high += secs(units.high, cal.ms_per_work_unit_max.unwrap_or(cal.ms_per_work_unit));
+    }
+    outln!(
+        "estimated work ≈ {} of one {} core of this machine ({}–{}; measured just now), {:.2} core-hours: \
+         N machines of C such cores take about 1 / (N × C) of it",
+        rdbench_page::format::duration(mid),
+        backend.name,
+        rdbench_page::format::duration(low),
+        rdbench_page::format::duration(high),
+        mid / 3600.0
+    );
 }

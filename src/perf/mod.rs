@@ -87,7 +87,7 @@ pub fn run(args: &PerfArgs) -> i32 {
     }
     let device = &backend.device;
     let track = track::Pendulum::default();
-    let data = track.generate(0);
+    let data = track.generate_all(0);
     let train = DeviceData::new(&data.train, device);
     outln!(
         "backend {} ({}), T = {}, {} timed steps each, {} cores\n",

@@ -62,7 +62,7 @@ test('card: a baseline that did not learn voids the comparison, and each arm sho
   const dir = mkdtempSync(join(tmpdir(), 'rdbench-void-'));
   const out = join(dir, 'void.json');
   execFileSync(CLI, ['run', '--quiet', '--out', out, '--track', 'adding', '--seeds', '2', '--sweep-seeds', '1',
-    '--lrs', '0.01', '--epochs', '1', '--hidden', '8', '--backend', 'flex'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    '--lrs', '0.01', '--epochs', '1', '--hidden', '8', '--train-size', '200', '--backend', 'flex'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const text = readFileSync(out, 'utf8');
   const report = JSON.parse(text);
   const l = report.task.learnability;

@@ -15,6 +15,10 @@ test('Long sequences: the length sits with the track, and the preset sets adding
   await page.locator('#presets button', { hasText: 'Long sequences' }).click();
   const cfg = await page.evaluate(() => window.rdbench.controls.current.config);
   assert(cfg.track === 'adding' && cfg.seq_len === 1000, `preset config ${JSON.stringify(cfg)}`);
+  // A protocol whose baseline learns: 4800 sequences x 15 epochs at lr 0.01 (2250 steps a
+  // full run), the training size's box still 0 (the track's default, which follows T).
+  assert(cfg.train_size === 4800 && cfg.epochs === 15 && JSON.stringify(cfg.lrs) === '[0.01]', `preset protocol ${JSON.stringify(cfg)}`);
+  assert(await page.inputValue('#train_size') === '0', `train_size box ${await page.inputValue('#train_size')}`);
   // The run bar says the figure in a few words; the breakdown sits under the length.
   const estimate = await page.textContent('#estimate');
   assert(/\(both arms\), peak memory ≈ [\d.]+ [kMG]?B( per worker)?\.$/.test(estimate), `estimate: ${estimate}`);
@@ -25,6 +29,19 @@ test('Long sequences: the length sits with the track, and the preset sets adding
   const reason = await page.textContent('#run-reason');
   assert(/at most the sequence length T = 10/.test(reason), `run reason: ${reason}`);
   assert(await page.isDisabled('#run'), 'Run enabled with k_max > T');
+  // Back at T = 1000 on the CPU: its estimate is shown before Run, and Run asks first.
+  await page.selectOption('#backend', 'cpu');
+  await setField(page, 'seq_len', '1000');
+  await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
+  const est = await page.evaluate(() => window.rdbench.estimateFor(window.rdbench.nextStart()));
+  assert(est.seconds > await page.evaluate(() => window.rdbench.CONFIRM_ABOVE_S), `the preset estimated at ${est.seconds} s`);
+  assert(/≈ \d+ (h|min)/.test(await page.textContent('#estimate-time')), `estimate: ${await page.textContent('#estimate-time')}`);
+  await page.click('#run');
+  await page.waitForFunction(() => document.getElementById('confirm-run').open, null, { timeout: 10_000 });
+  assert(/Start a long bench\?/.test(await page.textContent('#confirm-title')), 'Run asks before the long preset');
+  await page.click('#confirm-cancel');
+  await page.waitForTimeout(300);
+  assert((await page.evaluate(() => window.rdbench.state.sent.length)) === 0, '"Not now" started a run');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 

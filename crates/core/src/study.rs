@@ -37,11 +37,9 @@ pub fn bench_configs(base: &BenchConfig, tracks: &[String]) -> Result<Vec<BenchC
         .iter()
         .flat_map(|track| {
             MODELS.iter().flat_map(move |m| {
-                Policy::ALL.iter().map(move |&policy| BenchConfig {
-                    track: track.clone(),
-                    model: m.name.to_string(),
-                    policy,
-                    ..base.clone()
+                Policy::ALL.iter().map(move |&policy| {
+                    BenchConfig { track: track.clone(), model: m.name.to_string(), policy, ..base.clone() }
+                        .for_new_bench()
                 })
             })
         })

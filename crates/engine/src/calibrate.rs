@@ -62,7 +62,7 @@ pub async fn calibrate(
     let ctx = cfg.resolve()?;
     let model = crate::protocol::build_model(&ctx)?;
     let n_train = ctx.train_sequences;
-    let data = ctx.track.generate(cfg.data_seed).with_train(n_train).sweep_split(track::validation_size(n_train));
+    let data = ctx.track.generate(cfg.data_seed, n_train).sweep_split(track::validation_size(n_train));
     let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
     let specs: Vec<RunSpec> = (0..runs.max(1) as u64)
         .map(|seed| RunSpec { arm: Arm::Baseline, phase: Phase::Sweep, lr: cfg.lrs[0], seed })

@@ -260,7 +260,7 @@ pub async fn fused_check(
     let model = Gru::new(2, 32, 2);
     let reference = model.clone().without_gpu_kernels();
     let track = if seq_len == 0 { track::Pendulum::default() } else { track::Pendulum::new(seq_len) };
-    let data = track.generate(0);
+    let data = track.generate_all(0);
     let train = DeviceData::new(&data.train, device);
     let batch = train.all(population, 32);
     let seeds: Vec<u64> = (0..population as u64).collect();
@@ -273,7 +273,7 @@ pub async fn fused_check(
     let mnist = track::Mnist1d { args: track::mnist1d::Mnist1dArgs { num_samples: 100, ..Default::default() } };
     let task = mnist.task();
     let classifier = Gru::new(mnist.input_dim(), 32, mnist.output_dim()).for_task(task);
-    let c_batch = DeviceData::new(&mnist.generate(42).train, device).all(population, 32);
+    let c_batch = DeviceData::new(&mnist.generate_all(42).train, device).all(population, 32);
     let (c_params, _) = init_population(&classifier, &seeds, device);
     let classification_max_abs_diff = agreement(&classifier, &c_batch, &c_params).await?;
 
@@ -332,7 +332,7 @@ pub async fn large_population_check(device: &Device, population: usize) -> Resul
     use burn::tensor::Distribution;
     let model = Gru::new(2, 8, 2);
     let reference = model.clone().without_gpu_kernels();
-    let data = track::Pendulum::default().generate(0);
+    let data = track::Pendulum::default().generate_all(0);
     let batch = DeviceData::new(&data.train, device).all(population, 4);
     let seeds: Vec<u64> = (0..population as u64).collect();
     let (params, _) = init_population(&model, &seeds, device);
@@ -628,7 +628,7 @@ pub async fn dispatches(
     }
     let ctx = cfg.resolve()?;
     let model = crate::protocol::build_model(&ctx)?;
-    let data = ctx.track.generate(cfg.data_seed).with_train(ctx.train_sequences).full_split();
+    let data = ctx.track.generate(cfg.data_seed, ctx.train_sequences).full_split();
     let train = DeviceData::new(&data.train, device);
     let seeds: Vec<u64> = (0..population as u64).collect();
     let (params, mut rngs) = init_population(&*model, &seeds, device);

@@ -429,7 +429,7 @@ impl Prepared {
     fn new(bench: &BenchContext, backend: &Backend) -> Result<Prepared, EngineError> {
         let model = build_model(bench)?;
         let n_train = bench.train_sequences;
-        let data = bench.track.generate(bench.cfg.data_seed).with_train(n_train);
+        let data = bench.track.generate(bench.cfg.data_seed, n_train);
         let sweep = data.sweep_split(track::validation_size(n_train));
         let full = data.full_split();
         let device = &backend.device;

@@ -162,7 +162,7 @@ pub async fn rev_gru_check(device: &Device, steps: usize) -> Result<RevGruCheck,
     let (raw_division_off, divisions) = raw_division(device).await?;
 
     let model = model::by_name("rev_gru", &shape(2, 16, 2, 3)).map_err(EngineError::Device)?;
-    let data = track::Pendulum::default().generate(0);
+    let data = track::Pendulum::default().generate_all(0);
     let cpu = Device::flex();
     let passes = |device: &Device| {
         let (params, _) = init_population(&*model, &[0, 1], device);

@@ -9,7 +9,7 @@ mod pendulum;
 pub mod signal;
 mod task;
 
-pub use adding::Adding;
+pub use adding::{ADDING_FIRST_TRAIN, ADDING_MAX_TRAIN, ADDING_STORED_ZERO_TRAIN, Adding, adding_default_train};
 pub use mnist1d::Mnist1d;
 pub use pendulum::Pendulum;
 pub use task::{Direction, Task};
@@ -120,13 +120,19 @@ pub trait Track: Send + Sync {
     fn output_dim(&self) -> usize;
     /// Time steps T per trajectory.
     fn seq_len(&self) -> usize;
-    /// Train trajectories generated (a bench may use fewer, `train_size`).
+    /// Most train trajectories the track makes (a bench uses `train_size` of them).
     fn n_train(&self) -> usize;
     /// Test trajectories generated (full runs are scored on all of them).
     fn n_test(&self) -> usize;
-    /// Train trajectories a bench uses when `train_size` is 0.
+    /// Train trajectories a stored config's `train_size` 0 means.
     fn default_train(&self) -> usize {
         self.n_train()
+    }
+    /// Train trajectories a new bench gets when it leaves `train_size` at 0, where that is not
+    /// [`Track::default_train`]: the parser writes the count into the config, so stored
+    /// configs that say 0 keep the meaning they were written with.
+    fn new_bench_train(&self) -> Option<usize> {
+        None
     }
     /// What the model is asked to do, and how a run is scored.
     fn task(&self) -> Task;
@@ -134,8 +140,15 @@ pub trait Track: Send + Sync {
     fn max_data_seed(&self) -> u64 {
         u64::MAX
     }
-    /// Generate the fixed dataset for `data_seed`.
-    fn generate(&self, data_seed: u64) -> TrackData;
+    /// The fixed dataset of `data_seed`: its first `n_train` train sequences (at most
+    /// [`Track::n_train`]; a bench's `train_size`) and the whole test set. The first `n`
+    /// train sequences and the test set are the same whatever `n_train` asks for, so a
+    /// bench's data is a prefix of a larger one's.
+    fn generate(&self, data_seed: u64, n_train: usize) -> TrackData;
+    /// The dataset of `data_seed` with every train sequence the track makes.
+    fn generate_all(&self, data_seed: u64) -> TrackData {
+        self.generate(data_seed, self.n_train())
+    }
     /// A trivial predictor's test metric on `data` (the bench's split: its train sequences,
     /// the whole test set), scored as a full run's metric is: what a model that learned
     /// nothing scores, so a reader can tell whether one learned.

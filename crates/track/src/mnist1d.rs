@@ -221,10 +221,10 @@ impl Track for Mnist1d {
     fn max_data_seed(&self) -> u64 {
         u32::MAX as u64
     }
-    fn generate(&self, data_seed: u64) -> TrackData {
+    fn generate(&self, data_seed: u64, n_train: usize) -> TrackData {
         let seed = u32::try_from(data_seed).expect("the config check keeps the mnist1d data seed within 32 bits");
         let d = make_dataset(&self.args, seed);
-        TrackData { train: dataset(&d.x, &d.y, d.len), test: dataset(&d.x_test, &d.y_test, d.len) }
+        TrackData { train: dataset(&d.x, &d.y, d.len), test: dataset(&d.x_test, &d.y_test, d.len) }.with_train(n_train)
     }
     fn reference(&self, data: &TrackData) -> Reference {
         let train = data.train.labels().expect("mnist1d is a classification");

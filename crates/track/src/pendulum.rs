@@ -106,12 +106,12 @@ impl Track for Pendulum {
     fn task(&self) -> Task {
         Task::Regression
     }
-    fn generate(&self, data_seed: u64) -> TrackData {
+    fn generate(&self, data_seed: u64, n_train: usize) -> TrackData {
         // One PRNG for the whole split: train trajectories first, then test.
         let mut rng = ChaCha8Rng::seed_from_u64(data_seed);
         let train = self.dataset(&mut rng, self.n_train);
         let test = self.dataset(&mut rng, self.n_test);
-        TrackData { train, test }
+        TrackData { train, test }.with_train(n_train)
     }
     fn reference(&self, data: &TrackData) -> Reference {
         // A model that learned nothing outputs a constant, and the constant with the least

@@ -137,7 +137,7 @@ fn the_track_serves_one_hot_classes_of_the_generated_set() {
     let track = Mnist1d::default();
     assert_eq!((track.input_dim(), track.output_dim(), track.seq_len(), track.n_train()), (1, 10, 40, 4000));
     assert_eq!(track.task(), Task::Classification { classes: 10 });
-    let data = track.generate(42);
+    let data = track.generate_all(42);
     assert_eq!((data.train.n, data.test.n), (4000, 1000));
     let raw = make_dataset(&Mnist1dArgs::default(), 42);
     let labels: Vec<usize> = raw.y.iter().map(|&c| c as usize).collect();

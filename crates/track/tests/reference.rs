@@ -48,7 +48,7 @@ fn the_pendulum_reference_is_the_training_mean_state_over_every_test_step_and_fe
 #[test]
 fn the_pendulum_reference_on_its_data_is_the_constant_with_the_least_error() {
     let p = Pendulum { n_train: 4, n_test: 3, ..Pendulum::new(5) };
-    let d = p.generate(7);
+    let d = p.generate_all(7);
     let r = p.reference(&d);
     let mse =
         |c: [f64; 2]| d.test.y.iter().enumerate().map(|(i, &v)| (v as f64 - c[i % 2]).powi(2)).sum::<f64>() / 30.0;
@@ -90,7 +90,7 @@ fn the_mnist1d_reference_predicts_the_training_majority_scored_on_the_test_set()
 #[test]
 fn the_mnist1d_reference_reads_the_benchs_train_sequences_only() {
     let t = Mnist1d::new(40);
-    let full = t.generate(0);
+    let full = t.generate_all(0);
     let small = full.clone().with_train(10);
     let mut counts = [0usize; 10];
     for c in small.train.labels().unwrap() {
@@ -109,7 +109,7 @@ fn the_mnist1d_reference_reads_the_benchs_train_sequences_only() {
 fn every_track_has_a_reference_at_its_default() {
     for e in TRACKS {
         let track = (e.build)(e.seq_lens.default);
-        let d = track.generate(0).with_train(track.default_train());
+        let d = track.generate(0, track.default_train());
         let r = track.reference(&d);
         println!("{}: {} = {}", e.name, r.name, r.metric);
         assert!(r.metric.is_finite() && r.metric > 0.0, "{}: {}", e.name, r.metric);

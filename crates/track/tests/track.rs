@@ -39,9 +39,9 @@ fn damping_loses_energy() {
 #[test]
 fn dataset_is_deterministic_shaped_and_scaled() {
     let p = Pendulum::default();
-    let a = p.generate(0);
-    let b = p.generate(0);
-    let c = p.generate(1);
+    let a = p.generate_all(0);
+    let b = p.generate_all(0);
+    let c = p.generate_all(1);
     assert_eq!(a.train, b.train);
     assert_eq!(a.test, b.test);
     assert_ne!(a.train.x, c.train.x);
@@ -70,10 +70,10 @@ fn dataset_is_deterministic_shaped_and_scaled() {
 
 #[test]
 fn the_pendulum_takes_its_length() {
-    let d = Pendulum::new(300).generate(0);
+    let d = Pendulum::new(300).generate_all(0);
     assert_eq!((d.train.t, d.train.x.len()), (300, 400 * 300 * 2));
     // The first 80 steps of a longer rollout are the default rollout's.
-    let short = Pendulum::default().generate(0);
+    let short = Pendulum::default().generate_all(0);
     for i in [0, 17, 399] {
         assert_eq!(&d.train.x[i * 600..i * 600 + 160], &short.train.x[i * 160..(i + 1) * 160]);
     }

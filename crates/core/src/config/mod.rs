@@ -86,6 +86,23 @@ pub fn train_sequences(train_size: usize, track: &dyn crate::track::Track) -> us
     if train_size == 0 { track.default_train() } else { train_size }
 }
 
+impl BenchConfig {
+    /// The config of a new bench: `train_size` 0 replaced by the count the track gives new
+    /// benches where that differs from what a stored 0 means (the adding problem:
+    /// `Track::new_bench_train`), so the report says what ran and older reports' 0 keeps its
+    /// meaning. Every door that makes a config from what a user asked (the parser, the
+    /// study's per-track benches) passes through it.
+    pub fn for_new_bench(mut self) -> Self {
+        if self.train_size == 0
+            && let Some((_, track)) = self.track_for_checks()
+            && let Some(n) = track.new_bench_train()
+        {
+            self.train_size = n.min(track.n_train());
+        }
+        self
+    }
+}
+
 /// The default of a knob added after v1 reports were written, for reading those reports.
 fn knob_default<T: serde::de::DeserializeOwned>(key: &str) -> T {
     let k = knob(key).expect("a knob");

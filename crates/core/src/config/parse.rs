@@ -133,8 +133,9 @@ pub fn parse_texts<K: AsRef<str>, T: AsRef<str>>(
     }
     // Fields that failed keep their defaults, so the checks that need the whole config (the
     // track's limits) still run and every problem is reported at once.
-    let cfg: BenchConfig = serde_json::from_value(Value::Object(values))
-        .map_err(|e| vec![ConfigError::new("(config)", format!("does not fit the config: {e}"))])?;
+    let cfg = serde_json::from_value::<BenchConfig>(Value::Object(values))
+        .map_err(|e| vec![ConfigError::new("(config)", format!("does not fit the config: {e}"))])?
+        .for_new_bench();
     for e in cfg.problems() {
         if !errors.iter().any(|x| x.field == e.field) {
             errors.push(e);
@@ -151,8 +152,13 @@ pub fn parse_page_texts(texts: &Map<String, Value>) -> Value {
     match parse_texts(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
         Ok(cfg) => {
             let v = serde_json::to_value(&cfg).expect("config serialises");
-            let canon: Map<String, Value> =
+            let mut canon: Map<String, Value> =
                 KNOBS.iter().map(|k| (k.key.into(), json!(value_text(&v[k.key])))).collect();
+            // A training size left at 0 stays 0 in the form and the URL (the track's default
+            // follows the track and T), though the config holds the count it resolved to.
+            if pairs.iter().rev().find(|(k, _)| k == "train_size").is_none_or(|(_, t)| t.trim() == "0") {
+                canon.insert("train_size".into(), json!("0"));
+            }
             json!({"config": v, "errors": [], "texts": canon})
         }
         Err(errors) => {

@@ -1,7 +1,7 @@
 //! What the page builds its form from: every knob with its limits resolved, the presets and
 //! the defaults, as JSON.
 
-use super::{BenchConfig, KNOBS, KnobKind, parse_texts};
+use super::{BenchConfig, KNOBS, KnobKind, parse_page_texts, parse_texts};
 use serde_json::{Value, json};
 
 /// A named starting point of the page: overrides of the defaults, as texts.
@@ -46,17 +46,16 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "long",
         label: "Long sequences",
-        help: "The adding problem at T = 1000, where dense BPTT's memory matters: a small \
-               protocol (4 paired seeds, 2 lrs, 3 epochs) that finishes in a few minutes on a \
-               laptop CPU.",
+        help: "The adding problem at T = 1000, where dense BPTT's memory matters, under a protocol \
+               whose GRU baseline learns it: the track's 4800 training sequences x 15 epochs \
+               (2250 optimizer steps a full run; the baseline leaves the trivial plateau after \
+               about 700), lr 0.01, 4 paired seeds. Tens of minutes on a laptop CPU.",
         overrides: &[
             ("track", "adding"),
             ("seq_len", "1000"),
             ("n_seeds", "4"),
             ("n_sweep_seeds", "1"),
-            ("lrs", "0.003,0.01"),
-            ("epochs", "3"),
-            ("hidden_size", "16"),
+            ("lrs", "0.01"),
         ],
     },
 ];
@@ -105,7 +104,12 @@ pub fn schema() -> Value {
         .iter()
         .map(|p| {
             let cfg = parse_texts(p.overrides.iter().copied()).expect("presets are valid");
-            json!({"name": p.name, "label": p.label, "help": p.help, "config": cfg})
+            // The form shows the texts (a training size left at 0 stays 0 there, so it follows
+            // the track and T); the config is what they parse to.
+            let overrides: serde_json::Map<String, Value> =
+                p.overrides.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let texts = parse_page_texts(&overrides)["texts"].clone();
+            json!({"name": p.name, "label": p.label, "help": p.help, "config": cfg, "texts": texts})
         })
         .collect();
     json!({"knobs": knobs, "presets": presets, "defaults": defaults})

@@ -260,3 +260,36 @@ fn a_config_without_train_size_reads_as_the_tracks_default() {
     let cfg: BenchConfig = serde_json::from_value(v).unwrap();
     assert_eq!(cfg, BenchConfig::default());
 }
+
+/// A new adding bench that leaves `train_size` at 0 gets the count whose steps let the
+/// baseline learn (3200 up to T = 200, 4800 above), written into its config; a stored config
+/// that says 0 keeps the 200 it meant when it was written; the other tracks keep 0; the form
+/// and the URL keep showing 0.
+#[test]
+fn a_new_adding_bench_gets_its_learning_count_and_a_stored_zero_keeps_its_meaning() {
+    for (t, n) in [("0", 3200), ("200", 3200), ("201", 4800), ("1000", 4800)] {
+        let cfg = parse_texts([("track", "adding"), ("seq_len", t)]).unwrap();
+        assert_eq!((cfg.train_size, cfg.resolve().unwrap().train_sequences), (n, n), "T = {t}");
+    }
+    assert_eq!(parse_texts([("track", "adding"), ("train_size", "0")]).unwrap().train_size, 3200);
+    assert_eq!(parse_texts([("track", "adding"), ("train_size", "500")]).unwrap().train_size, 500);
+    assert_eq!(parse_texts([("track", "mnist1d")]).unwrap().train_size, 0);
+    let stored = BenchConfig { track: "adding".into(), ..BenchConfig::default() };
+    assert_eq!((stored.train_size, stored.resolve().unwrap().train_sequences), (0, 200));
+    let page = parse_page_texts(&serde_json::from_value(serde_json::json!({"track": "adding"})).unwrap());
+    assert_eq!((page["config"]["train_size"].as_u64(), page["texts"]["train_size"].as_str()), (Some(3200), Some("0")));
+    let typed =
+        parse_page_texts(&serde_json::from_value(serde_json::json!({"track": "adding", "train_size": "640"})).unwrap());
+    assert_eq!(typed["texts"]["train_size"], "640");
+    // The Long sequences preset: adding at T = 1000 on 4800 sequences, its form showing 0.
+    let long = schema()["presets"].as_array().unwrap().iter().find(|p| p["name"] == "long").unwrap().clone();
+    assert_eq!((long["config"]["seq_len"].as_u64(), long["config"]["train_size"].as_u64()), (Some(1000), Some(4800)));
+    assert_eq!(long["texts"]["train_size"], "0");
+    // The study's adding benches are new benches too.
+    let benches = crate::study::bench_configs(&BenchConfig::default(), &["adding".to_string()]).unwrap();
+    assert!(
+        benches.iter().all(|b| b.train_size == 3200),
+        "{:?}",
+        benches.iter().map(|b| b.train_size).collect::<Vec<_>>()
+    );
+}
