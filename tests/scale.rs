@@ -266,3 +266,19 @@ fn bad_lengths_and_flags_are_refused_by_name_before_any_work() {
     assert_eq!(code, 2);
     assert!(err.contains(s(&missing)), "{err}");
 }
+
+/// Benches may differ in their training size (the adding default grows with T) but in no
+/// other knob but track, model and length.
+#[test]
+fn the_training_size_may_follow_t_and_another_knob_may_not() {
+    let (_, v) = study();
+    let texts = |edit: &dyn Fn(&mut Value)| -> Vec<String> {
+        let mut reports = v["reports"].as_array().unwrap().clone();
+        edit(&mut reports[1]);
+        reports.iter().map(|r| r.to_string()).collect()
+    };
+    let built = rdbench_core::scale::build_scale(&texts(&|r| r["config"]["train_size"] = 50.into())).unwrap();
+    assert_eq!(built.table.len(), v["table"].as_array().unwrap().len());
+    let err = rdbench_core::scale::build_scale(&texts(&|r| r["config"]["epochs"] = 2.into())).unwrap_err();
+    assert!(err.contains("differs from report 1 in epochs"), "{err}");
+}

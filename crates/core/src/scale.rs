@@ -159,9 +159,11 @@ pub fn bench_grid(
     Ok(cfgs)
 }
 
-/// Track, model and length blanked: what a scale study's benches share.
+/// Track, model, length and training size blanked: what a scale study's benches share. The
+/// training size may follow T (a new adding bench gets more sequences above T = 200, so
+/// that it learns); each embedded report keeps its own.
 fn scale_shared(c: BenchConfig) -> BenchConfig {
-    BenchConfig { track: String::new(), model: String::new(), seq_len: 0, ..c }
+    BenchConfig { track: String::new(), model: String::new(), seq_len: 0, train_size: 0, ..c }
 }
 
 /// Where a bench sorts in a scale report: track and model in registry order, then T.

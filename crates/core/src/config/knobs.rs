@@ -291,7 +291,7 @@ pub const KNOBS: &[Knob] = &[
         label: "Training sequences",
         help: "How many of the track's train sequences a bench trains on (the first ones; sweep \
                runs validate on the last fifth of them). 0 = the track's default: all 400 for \
-               dynamics, 1000 of mnist1d's 4000; for adding (up to 16,000) 3200 at T <= 200 and \
+               dynamics, 1000 of mnist1d's 4000; for adding (up to 16,000) 3200 at T ≤ 200 and \
                4800 above, enough steps for the baseline to learn it (the report's config holds \
                that count).",
         unit: "sequences",
