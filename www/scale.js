@@ -7,7 +7,7 @@
 // inserted as HTML.
 import { el } from './dom.js';
 import { bytes, num } from './format.js';
-import { chartFigure, createSeries, fillTable, sizeCanvas } from './series.js';
+import { chartFigure, createSeries, fillTable, learnedAndVerdict, sizeCanvas } from './series.js';
 
 /** The lengths a first scale study runs: short enough for the browser. */
 const DEFAULT_LENS = '100,1000';
@@ -79,17 +79,19 @@ export function createScale(schema, options) {
     const at = (r, kind) => r.schedules.find((s) => s.schedule === kind);
     const cells = (p) => (p ? p.forward_evals + p.reversal_evals : null);
     const head = ['track', 'model', 'T', 'k (idea)', 'states: dense', 'idea', 'revolve', 'cells: idea', 'revolve',
-      'idea\u2019s gradient cosine', 'peak bytes: dense', 'idea', 'metric', 'baseline', 'idea', 'p', 'verdict', 'where the idea stands'];
-    const rows = scale.table.map((r) => {
+      'idea\u2019s gradient cosine', 'peak bytes: dense', 'idea', 'metric', 'baseline', 'idea', 'baseline learned', 'p',
+      'verdict', 'where the idea stands'];
+    const rows = scale.table.map((r, i) => {
+      const [learned, verdict] = learnedAndVerdict(scale.reports?.[i], r.verdict);
       const [dense, idea, revolve] = ['dense', 'idea', 'revolve'].map((k) => at(r, k));
       return [r.track, r.model, r.seq_len, r.operating_k ?? '\u2013', num(dense?.stored_states ?? r.memory.dense_states),
         num(idea?.stored_states ?? null), num(revolve?.stored_states ?? null), num(cells(idea)), num(cells(revolve)),
         num(idea?.grad_cos ?? null),
         r.memory.measured_peak_bytes_dense === null ? 'not measured' : bytes(r.memory.measured_peak_bytes_dense),
         r.memory.measured_peak_bytes_idea === null ? 'not measured' : bytes(r.memory.measured_peak_bytes_idea),
-        r.metric, num(r.baseline_metric), num(r.idea_metric), num(r.p_value), r.verdict, r.standing ?? 'no frontier'];
+        r.metric, num(r.baseline_metric), num(r.idea_metric), learned, num(r.p_value), verdict, r.standing ?? 'no frontier'];
     });
-    fillTable(table, head, rows, new Set([2, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15]));
+    fillTable(table, head, rows, new Set([2, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16]));
   }
 
   const series = createSeries({

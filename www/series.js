@@ -293,6 +293,18 @@ export function sizeCanvas(canvas, w, h) {
 
 /** Fill `table` with a header and rows of text cells (`numeric`: column indexes that hold
  *  numbers, kept from breaking). Nothing is inserted as HTML. */
+/** A bench report's baseline against the trivial predictor (its `task.learnability`), for a
+ *  table: [the learned cell, the verdict to show]. Where the baseline did not learn the
+ *  comparison is void at that protocol, and the verdict cell says so instead of "no
+ *  significant win". A report from before the block: '–' and the verdict as it is. */
+export function learnedAndVerdict(report, verdict) {
+  const l = report?.task?.learnability;
+  if (!l) return ['\u2013', verdict];
+  const seeds = `${l.baseline.seeds_learned} of ${l.baseline.n} seeds`;
+  if (l.comparison_void) return [`no (${seeds})`, 'VOID: the baseline did not learn'];
+  return [l.baseline.learned ? `yes (${seeds})` : `no mean (${seeds})`, verdict];
+}
+
 export function fillTable(table, head, rows, numeric) {
   table.replaceChildren(
     el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h })))),

@@ -5,7 +5,7 @@
 // inserted as HTML: the table is built from text nodes.
 import { el } from './dom.js';
 import { num, percent } from './format.js';
-import { chartFigure, createSeries, fillTable, sizeCanvas } from './series.js';
+import { chartFigure, createSeries, fillTable, learnedAndVerdict, sizeCanvas } from './series.js';
 
 /** The study panel; `options` as `createSeries`'s. */
 export function createStudy(options) {
@@ -40,15 +40,18 @@ export function createStudy(options) {
 
   function renderTable(study) {
     const head = ['track', 'model', 'policy', 'mean defect', 'checkpoints', 'cos chosen k', 'cos k_max',
-      'memory saved (counted)', 'memory saved (measured)', 'metric', 'baseline', 'idea', 'p', 'verdict',
-      'best lr at the grid\u2019s edge'];
-    const rows = study.table.map((r) => [r.track, r.model, r.policy, num(r.mean_defect), num(r.mean_checkpoints),
-      num(r.mean_grad_cos_chosen), num(r.mean_grad_cos_kmax), percent(r.memory_saved_counted),
-      r.memory_saved_measured === null ? 'not measured in the browser' : percent(r.memory_saved_measured),
-      `${r.metric} (${r.metric_direction})`, num(r.baseline_metric), num(r.idea_metric), num(r.p_value), r.verdict,
-      (r.lr_at_grid_edge ?? []).join(', ') || '\u2013']);
+      'memory saved (counted)', 'memory saved (measured)', 'metric', 'baseline', 'idea', 'baseline learned', 'p',
+      'verdict', 'best lr at the grid\u2019s edge'];
+    const rows = study.table.map((r, i) => {
+      const [learned, verdict] = learnedAndVerdict(study.reports?.[i], r.verdict);
+      return [r.track, r.model, r.policy, num(r.mean_defect), num(r.mean_checkpoints),
+        num(r.mean_grad_cos_chosen), num(r.mean_grad_cos_kmax), percent(r.memory_saved_counted),
+        r.memory_saved_measured === null ? 'not measured in the browser' : percent(r.memory_saved_measured),
+        `${r.metric} (${r.metric_direction})`, num(r.baseline_metric), num(r.idea_metric), learned, num(r.p_value), verdict,
+        (r.lr_at_grid_edge ?? []).join(', ') || '\u2013'];
+    });
     // A number never breaks at its exponent's minus ("7.692e-" / "8"); the table scrolls instead.
-    fillTable(table, head, rows, new Set([3, 4, 5, 6, 7, 10, 11, 12]));
+    fillTable(table, head, rows, new Set([3, 4, 5, 6, 7, 10, 11, 13]));
   }
 
   function renderConditions(study) {

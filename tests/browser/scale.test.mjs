@@ -83,6 +83,17 @@ test('Scale view: a committed scale report loads at phone width; a changed one i
   assert(drawn.points.length === committed.table.reduce((n, r) => n + 3 * r.schedules.length + 2, 0), 'every point drawn');
   const rows = await page.$$eval('#scale-table tbody tr', (r) => r.length);
   assert(rows === committed.table.length, `${rows} table rows`);
+  // Each row says whether its baseline learned, from its embedded report; a void comparison
+  // says so in the verdict's place.
+  const cells = await page.$$eval('#scale-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  const head = await page.$$eval('#scale-table thead th', (ths) => ths.map((th) => th.textContent));
+  const [li, vi] = [head.indexOf('baseline learned'), head.indexOf('verdict')];
+  committed.table.forEach((r, i) => {
+    const l = committed.reports[i].task?.learnability;
+    const want = !l ? '\u2013' : `${l.comparison_void ? 'no' : 'yes'} (${l.baseline.seeds_learned} of ${l.baseline.n} seeds)`;
+    assert(cells[i][li] === want, `row ${i}: learned ${cells[i][li]}, want ${want}`);
+    assert(cells[i][vi] === (l?.comparison_void ? 'VOID: the baseline did not learn' : r.verdict), `row ${i}: verdict ${cells[i][vi]}`);
+  });
   assert(!(await page.isDisabled('#scale-download')), 'a loaded report can be downloaded again');
   await page.locator('#scale').screenshot({ path: join(ARTIFACTS, 'scale-phone.png') });
   // One changed figure: refused, the field named; what was shown stays.

@@ -66,10 +66,18 @@ test('Study mode: estimate, cancel, resume; eighteen tiny benches on every track
   // Its numbers are written as the card writes them (the page's one formatter).
   const written = await page.evaluate((t) => import('/www/format.js')
     .then((f) => t.map((r) => [f.num(r.baseline_metric), f.percent(r.memory_saved_counted), f.num(r.p_value)])), study.table);
-  assert(same(cells.map((r) => [r[10], r[7], r[12]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
+  assert(same(cells.map((r) => [r[10], r[7], r[13]]), written), `table ${JSON.stringify(cells)} vs ${JSON.stringify(written)}`);
+  // Each bench says whether its baseline learned (its embedded report's learnability); a
+  // void comparison says so in the verdict's place.
+  study.table.forEach((r, i) => {
+    const l = study.reports[i].task.learnability;
+    const want = `${l.comparison_void ? 'no' : 'yes'} (${l.baseline.seeds_learned} of ${l.baseline.n} seeds)`;
+    assert(cells[i][12] === want && cells[i][14] === (l.comparison_void ? 'VOID: the baseline did not learn' : r.verdict),
+      `row ${i}: ${cells[i][12]} / ${cells[i][14]}, want ${want}`);
+  });
   // A best lr at the grid's edge is named per bench (a grid of one lr chooses nothing: none).
   const edges = study.table.map((r) => r.lr_at_grid_edge.join(', ') || '\u2013');
-  assert(same(cells.map((r) => r[14]), edges), `lr edges ${JSON.stringify(cells.map((r) => r[14]))} vs ${JSON.stringify(edges)}`);
+  assert(same(cells.map((r) => r[15]), edges), `lr edges ${JSON.stringify(cells.map((r) => r[15]))} vs ${JSON.stringify(edges)}`);
   const ink = await page.$eval('#study-chart', (c) => {
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     let n = 0;
