@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ARTIFACTS, CLI, assert, browser, openPage, test } from './harness.mjs';
-import { loadReport, QUICK, QUICK_TEXT, setField } from './helpers.mjs';
+import { labelProblems, loadReport, QUICK, QUICK_TEXT, setField } from './helpers.mjs';
 
 test('card: the 4-pair warning before Run, the outcome in words, α, the rule and the smallest p', async () => {
   const page = await openPage(browser());
@@ -96,6 +96,20 @@ test('card: a baseline that did not learn voids the comparison, and each arm sho
     assert(/failed \(a\), \(b\); untested \(d\)/.test(head), `${tag}: ${head}`);
     assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
     await page.locator('#card').screenshot({ path: join(ARTIFACTS, `card-void-${tag}.png`) });
+    // The per-seed chart draws the trivial predictor's line among the seeds and says why.
+    await page.waitForFunction(() => {
+      const d = window.rdbench.drawn?.per_seed;
+      const c = document.getElementById('chart-per-seed');
+      return d && c && d.width === Math.round(c.clientWidth * devicePixelRatio);
+    }, null, { timeout: 30_000 });
+    const drawn = await page.evaluate(() => window.rdbench.drawn.per_seed);
+    const line = drawn.points.find((p) => p.text.startsWith('trivial predictor'));
+    assert(line && line.text.includes(report.task.reference.name), `${tag}: no trivial line in ${JSON.stringify(drawn.points.map((p) => p.text))}`);
+    const legend = drawn.labels.map((b) => b.text).join(' ');
+    assert(legend.includes('trivial predictor') && legend.includes('did not learn'), `${tag}: legend ${legend}`);
+    const problems = labelProblems('per_seed', drawn);
+    assert(problems.length === 0, `${tag}: ${problems.join("; ")}`);
+    await page.locator('#chart-per-seed').screenshot({ path: join(ARTIFACTS, `per-seed-void-${tag}.png`) });
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
   }
 });

@@ -25,9 +25,22 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     let idea_better = |p: &&(usize, f64, f64)| dir.gain(p.2 - p.1) > 0.0;
     let wins = pairs.iter().filter(idea_better).count();
     let means = [r.baseline.full.mean, r.idea.mean];
-    // Every point and both means lie inside the y range, so no line is clipped.
-    let (lo, hi) = range(pairs.iter().flat_map(|&(_, b, x)| [b, x]).chain(means.iter().flatten().copied()), false);
-    let lo = if pairs.iter().all(|p| p.1 >= 0.0 && p.2 >= 0.0) { lo.max(0.0) } else { lo };
+    // The trivial predictor's score, a dashed line: in the range where the baseline did not
+    // learn (the arms sit at it, and the line says so); where it learned, drawn only when it
+    // falls among the seeds, else named in the legend (so the seeds' spread is not squashed).
+    let task = r.task.as_ref();
+    let trivial = task.and_then(|t| t.reference.as_ref());
+    let void = task.and_then(|t| t.learnability.as_ref()).is_some_and(|l| l.comparison_void);
+    let data = || pairs.iter().flat_map(|&(_, b, x)| [b, x]).chain(means.iter().flatten().copied());
+    let (dlo, dhi) = range(data(), false);
+    let line_at = trivial.map(|f| f.value).filter(|&v| void || (dlo..=dhi).contains(&v));
+    // Every point, both means and the trivial line lie inside the y range, so none is clipped.
+    let (lo, hi) = range(data().chain(line_at), false);
+    let lo = if pairs.iter().all(|p| p.1 >= 0.0 && p.2 >= 0.0) && line_at.is_none_or(|v| v >= 0.0) {
+        lo.max(0.0)
+    } else {
+        lo
+    };
 
     // A pair's line: the idea better, worse, or exactly equal (a tie is no loss).
     let outcome = |p: &(usize, f64, f64)| 0f64.partial_cmp(&dir.gain(p.2 - p.1)).unwrap_or(Ordering::Equal);
@@ -47,6 +60,14 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         Key::Line(INK.to_rgba(), 3.0, false),
         format!("mean: baseline {}, idea {}", num(means[0]), num(means[1])),
     ));
+    if let Some(f) = trivial {
+        let off = if line_at.is_some() { "" } else { ", off the chart" };
+        let what = if void { ": the baseline did not learn" } else { "" };
+        items.push(Item::new(
+            Key::Line(MUTED.to_rgba(), 1.6, true),
+            format!("trivial predictor ({}) {}{off}{what}", f.name, num(Some(f.value))),
+        ));
+    }
     let missing = base.len() - pairs.len();
     if missing > 0 {
         items.push(Item::new(Key::Note, format!("{missing} pair(s) without both metrics (a run diverged)")));
@@ -75,6 +96,10 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         .draw()
         .map_err(&e)?;
 
+    if let Some(v) = line_at {
+        let style = MUTED.stroke_width(s.px(1.6));
+        chart.draw_series(DashedLineSeries::new([(-0.6, v), (1.6, v)], s.px(6.0), s.px(4.0), style)).map_err(&e)?;
+    }
     for (_, color, kind) in kinds {
         chart
             .draw_series(
@@ -122,6 +147,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
         if let Some(m) = m {
             points.push(hover(&chart, (x + 0.2, m), format!("{arm} mean {}", exact(m))));
         }
+    }
+    if let (Some(v), Some(f)) = (line_at, trivial) {
+        points.push(hover(&chart, (0.5, v), format!("trivial predictor ({}): {}", f.name, exact(v))));
     }
     Ok(points)
 }

@@ -471,3 +471,46 @@ fn scale_charts_draw_every_length_at_both_widths() {
         assert!(problems.is_empty(), "scale charts at {size:?}: {problems:#?}");
     }
 }
+
+/// The trivial predictor on the per-seed chart: where the baseline learned (the adding
+/// problem at T = 200, docs/long) its 0.158 lies far above the seeds' 1e-4..1e-3, so the
+/// legend names it "off the chart" and the seeds keep the chart's height; where the baseline
+/// did not learn it is a dashed line among the seeds, and the legend says why it matters.
+#[test]
+fn per_seed_shows_the_trivial_predictor_and_draws_it_where_the_baseline_did_not_learn() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/long/adding_T200_report.json"))
+        .unwrap();
+    let learned = load(&text).unwrap().report;
+    let trivial = learned.task.as_ref().unwrap().reference.as_ref().unwrap().value;
+    let mut void = learned.clone();
+    void.baseline.full.per_seed = (0..8).map(|i| Some(trivial + 0.002 * (i + 1) as f64)).collect();
+    void.idea.per_seed = (0..8).map(|i| Some(trivial + 0.0015 * i as f64 + 0.001)).collect();
+    void.baseline.full.mean = Some(trivial + 0.007);
+    void.idea.mean = Some(trivial + 0.006);
+    void.task.as_mut().unwrap().learnability.as_mut().unwrap().comparison_void = true;
+    for (size, s) in SIZES {
+        // The legend's words, wrapped lines joined (a phone wraps the legend).
+        let words =
+            |d: &rdbench_page::layout::Drawn| d.labels.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" ");
+        let (_, drawn) = svg_at(size, |a| per_seed::draw(a, &learned, s));
+        let legend = words(&drawn);
+        assert!(
+            legend.contains("trivial predictor (always predicting 1)") && legend.contains("off the chart"),
+            "{size:?}: {legend}"
+        );
+        assert!(!drawn.points.iter().any(|p| p.text.starts_with("trivial predictor")), "drawn off the chart");
+        assert!(drawn.label_problems().is_empty(), "{size:?}: {:#?}", drawn.label_problems());
+
+        let (_, drawn) = svg_at(size, |a| per_seed::draw(a, &void, s));
+        let legend = words(&drawn);
+        assert!(
+            legend.contains("the baseline did not learn") && !legend.contains("off the chart"),
+            "{size:?}: {legend}"
+        );
+        let line = drawn.points.iter().find(|p| p.text.starts_with("trivial predictor")).expect("the line is drawn");
+        // Below every seed (a larger MSE is higher up, a smaller y in pixels).
+        let lowest = drawn.points.iter().filter(|p| p.text.starts_with("seed ")).map(|p| p.y).max().unwrap();
+        assert!(line.y > lowest, "the trivial line at {} sits below the seeds (lowest at {lowest})", line.y);
+        assert!(drawn.label_problems().is_empty(), "{size:?}: {:#?}", drawn.label_problems());
+    }
+}
