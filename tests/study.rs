@@ -121,7 +121,7 @@ fn a_tiny_study_pools_both_tracks_and_models_and_embeds_every_report() {
     {
         use plotters::prelude::*;
         let root = SVGBackend::with_string(&mut svg, (1200, 560)).into_drawing_area();
-        chart::draw(&root, &study, 1.0).unwrap();
+        chart::draw(&root, &study, 1.0, false).unwrap();
         root.present().unwrap();
     }
     assert!(svg.contains("rev_ode_small") && svg.contains("tau = 0.08") && svg.contains("at k_max"), "chart text");

@@ -23,11 +23,12 @@ export function createStudy(options) {
     }
     const study = JSON.parse(json);
     chart.figure.hidden = false;
-    const w = Math.max(600, chart.figure.clientWidth || 1000);
-    m.draw_study(chart.canvas, json, sizeCanvas(chart.canvas, w, Math.round(w * 0.46)));
+    // As wide as the column, a phone's included; below 720 px the panels stack.
+    const w = Math.max(300, chart.figure.clientWidth || 1000);
+    const stacked = w < 720;
+    m.draw_study(chart.canvas, json, sizeCanvas(chart.canvas, w, Math.round(stacked ? w * 1.6 : w * 0.46)), stacked);
     if (study.frontier?.length) {
       // Rows of two panels on a wide screen (a row per track), one panel per row on a phone.
-      const stacked = w < 720;
       const n = study.frontier.length;
       const h = stacked ? Math.round(w * 0.9) * n : Math.round(w * 0.5) * (n > 2 ? Math.ceil(n / 2) : 1);
       frontier.figure.hidden = false;

@@ -261,7 +261,7 @@ pub(super) fn write(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (1200, 560)).into_drawing_area();
-        rdbench_page::study_chart::draw(&root, study, 1.0)?;
+        rdbench_page::study_chart::draw(&root, study, 1.0, false)?;
         root.present().map_err(|e| format!("cannot draw the study chart: {e:?}"))?;
     }
     let mut frontier_svg = String::new();

@@ -106,3 +106,27 @@ test('Study mode: a long study asks first, with its estimate; "Not now" starts n
   assert(!(await page.isDisabled('#n_seeds')), 'the form stays locked');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
+
+test('Study mode on a phone: the study chart and the frontier fit the column (panels stacked), nothing scrolls sideways', async () => {
+  const page = await openPage(browser(), '', { width: 390, height: 844 });
+  await tinyConfig(page, TINY);
+  await page.click('#advanced-summary');
+  await setField(page, 'rank_max', '4');
+  await setField(page, 'train_size', 100);
+  await page.click('#study-run');
+  await page.waitForFunction(() => !document.getElementById('study-download').disabled, null, { timeout: 600_000 });
+  await page.waitForTimeout(300);
+  const fit = await page.evaluate(() => ['study-chart', 'study-frontier'].map((id) => {
+    const c = document.getElementById(id);
+    const box = c.closest('figure') ?? c.parentElement;
+    return { id, canvas: c.clientWidth, pixels: c.width, column: box.clientWidth, dpr: devicePixelRatio };
+  }));
+  for (const f of fit) {
+    assert(f.canvas > 0 && f.canvas <= f.column, `${f.id}: ${f.canvas} px in a ${f.column} px column`);
+    assert(Math.abs(f.pixels - Math.round(f.canvas * f.dpr)) <= 1, `${f.id}: drawn ${f.pixels} px wide, shown ${f.canvas}`);
+  }
+  assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the page scrolls sideways');
+  await page.locator('#study-chart').screenshot({ path: join(ARTIFACTS, 'study-chart-phone.png') });
+  assert(page.errors.length === 0, `page errors: ${page.errors}`);
+  await page.close();
+});

@@ -33,10 +33,10 @@ pub fn build_study(texts_json: &str) -> Result<String, JsError> {
 
 /// Draw the study chart of `study_json` on `canvas` (`dpr`: device pixel ratio).
 #[wasm_bindgen]
-pub fn draw_study(canvas: HtmlCanvasElement, study_json: &str, dpr: f64) -> Result<(), JsError> {
+pub fn draw_study(canvas: HtmlCanvasElement, study_json: &str, dpr: f64, stacked: bool) -> Result<(), JsError> {
     let study: StudyReport = serde_json::from_str(study_json).map_err(|e| err(format!("study report: {e}")))?;
     let (backend, _) = crate::web::canvas_backend(canvas)?;
-    chart::draw(&backend.into_drawing_area(), &study, dpr).map_err(err)
+    chart::draw(&backend.into_drawing_area(), &study, dpr, stacked).map_err(err)
 }
 
 /// Draw each model's frontier of `study_json` on `canvas`, side by side (or stacked on a

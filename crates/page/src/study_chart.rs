@@ -96,36 +96,63 @@ fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     items: &[(Key, String)],
     scale: f64,
-) -> Result<(), String> {
+    draw: bool,
+) -> Result<i32, String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("study chart legend: {e:?}");
     let px = |v: f64| (v * scale).round() as i32;
     let style = TextStyle::from(("sans-serif", 11.0 * scale).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     let width = area.dim_in_pixel().0 as i32;
-    let (mut x, mut y) = (px(10.0), px(9.0));
+    let (mut x, mut y, mut rows) = (px(10.0), px(9.0), 1);
     for (key, label) in items {
         let (tw, _) = area.estimate_text_size(label, &style).map_err(e)?;
         let w = px(18.0) + tw as i32 + px(16.0);
         if x > px(10.0) && x + w > width {
-            (x, y) = (px(10.0), y + px(18.0));
+            (x, y, rows) = (px(10.0), y + px(18.0), rows + 1);
         }
-        match key {
-            Key::Line(c, w) => area.draw(&PathElement::new(vec![(x, y), (x + px(14.0), y)], c.stroke_width(*w))),
-            Key::Swatch(c) => {
-                area.draw(&Rectangle::new([(x + px(2.0), y - px(4.0)), (x + px(12.0), y + px(4.0))], c.filled()))
+        if draw {
+            match key {
+                Key::Line(c, w) => area.draw(&PathElement::new(vec![(x, y), (x + px(14.0), y)], c.stroke_width(*w))),
+                Key::Swatch(c) => {
+                    area.draw(&Rectangle::new([(x + px(2.0), y - px(4.0)), (x + px(12.0), y + px(4.0))], c.filled()))
+                }
+                Key::Marker(p) => area.draw(
+                    &(EmptyElement::at((x + px(7.0), y)) + Polygon::new(marker_shape(*p, px(4.0)), INK.filled())),
+                ),
             }
-            Key::Marker(p) => {
-                area.draw(&(EmptyElement::at((x + px(7.0), y)) + Polygon::new(marker_shape(*p, px(4.0)), INK.filled())))
-            }
+            .map_err(e)?;
+            area.draw(&Text::new(label.clone(), (x + px(18.0), y), style.clone())).map_err(e)?;
         }
-        .map_err(e)?;
-        area.draw(&Text::new(label.clone(), (x + px(18.0), y), style.clone())).map_err(e)?;
         x += w;
     }
-    Ok(())
+    Ok(rows)
 }
 
-/// Draw the chart on `area` (`scale` multiplies sizes: the page's device pixel ratio).
-pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyReport, scale: f64) -> Result<(), String> {
+/// `text` broken at spaces into lines no wider than `width` pixels in `font`.
+fn wrap<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, text: &str, font: &FontDesc, width: i32) -> Vec<String> {
+    let style = TextStyle::from(font.clone());
+    let fits = |t: &str| area.estimate_text_size(t, &style).map_or(true, |(w, _)| w as i32 <= width);
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if fits(&format!("{line} {word}")) => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Draw the chart on `area` (`scale` multiplies sizes: the page's device pixel ratio); on a
+/// narrow screen (`stacked`) the two panels sit one above the other, and the title and the
+/// legend wrap to the width either way.
+pub fn draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    study: &StudyReport,
+    scale: f64,
+    stacked: bool,
+) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("study chart: {e:?}");
     let px = |v: f64| (v * scale).round().max(1.0) as u32;
     let font = |size: f64| ("sans-serif", size * scale).into_font();
@@ -138,8 +165,6 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyRepo
     let ylo = cosines.fold(COSINE_OK, f64::min);
     let ylo = (ylo - 0.05 * (1.0 - ylo).max(0.02)).max(-1.05);
 
-    let (title, body) = area.split_vertically(px(30.0));
-    let (key_row, body) = body.split_vertically(px(22.0));
     let grey = RGBColor(150, 150, 160);
     let items: Vec<(Key, String)> = [
         (Key::Line(INK, px(2.0)), format!("tau = {}", study.tau)),
@@ -151,17 +176,25 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, study: &StudyRepo
     )
     .chain(study.policies.iter().enumerate().map(|(i, p)| (Key::Marker(i), p.clone())))
     .collect();
-    legend(&key_row, &items, scale)?;
     let note =
         if hidden > 0 { format!(" ({hidden} probes with a null or zero defect not shown)") } else { String::new() };
-    title
-        .draw(&Text::new(
-            format!("Gradient cosine vs reversal defect, idea full-run probes{note}"),
-            (px(10.0) as i32, px(8.0) as i32),
-            font(15.0),
-        ))
-        .map_err(e)?;
-    let panels = body.split_evenly((1, 2));
+    let width = area.dim_in_pixel().0 as i32;
+    let lines = wrap(
+        area,
+        &format!("Gradient cosine vs reversal defect, idea full-run probes{note}"),
+        &font(15.0),
+        width - 2 * px(10.0) as i32,
+    );
+    let (title, body) = area.split_vertically(px(10.0) + px(19.0) * lines.len() as u32);
+    let rows = legend(&body, &items, scale, false)?;
+    let (key_row, body) = body.split_vertically(px(4.0) + px(18.0) * rows as u32);
+    legend(&key_row, &items, scale, true)?;
+    for (i, line) in lines.iter().enumerate() {
+        title
+            .draw(&Text::new(line.clone(), (px(10.0) as i32, (px(8.0) + px(19.0) * i as u32) as i32), font(15.0)))
+            .map_err(e)?;
+    }
+    let panels = body.split_evenly(if stacked { (2, 1) } else { (1, 2) });
     for (panel, (label, kmax)) in panels.iter().zip([("at the chosen k", false), ("at k_max", true)]) {
         let mut chart = ChartBuilder::on(panel)
             .caption(format!("cosine {label} vs dense BPTT"), font(13.0))

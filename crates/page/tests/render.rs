@@ -514,3 +514,30 @@ fn per_seed_shows_the_trivial_predictor_and_draws_it_where_the_baseline_did_not_
         assert!(drawn.label_problems().is_empty(), "{size:?}: {:#?}", drawn.label_problems());
     }
 }
+
+/// The study chart of the committed study fits a phone: at 340 px (and at dpr 2) its title
+/// and legend wrap, its two panels stack, and no text overlaps another or leaves the canvas;
+/// on a desktop the panels sit side by side.
+#[test]
+fn the_study_chart_fits_a_phone_and_a_desktop() {
+    use rdbench_core::study::StudyReport;
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/study/study_report.json")).unwrap();
+    let study: StudyReport = serde_json::from_str(&text).unwrap();
+    for (size, dpr, stacked) in [((1200, 552), 1.0, false), ((340, 544), 1.0, true), ((680, 1088), 2.0, true)] {
+        let (_, drawn) =
+            svg_at(size, |a| rdbench_page::study_chart::draw(a, &study, dpr, stacked).map(|()| Vec::new()));
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "study chart at {size:?}: {problems:#?}");
+        let words = drawn.labels.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" ");
+        for what in
+            ["Gradient cosine", "cosine at the chosen k vs dense BPTT", "cosine at k_max vs dense BPTT", "rev_gru"]
+        {
+            assert!(words.contains(what), "{what} at {size:?}: {words}");
+        }
+        // Stacked: the second panel's caption is below the first's.
+        let caption = |c: &str| drawn.labels.iter().find(|l| l.text.starts_with(c)).map(|l| (l.x0, l.y0)).unwrap();
+        let (a, b) = (caption("cosine at the chosen k"), caption("cosine at k_max"));
+        assert_eq!(b.1 > a.1 + 50, stacked, "panels at {size:?}: {a:?} {b:?}");
+    }
+}
