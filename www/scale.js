@@ -11,8 +11,6 @@ import { chartFigure, createSeries, fillTable, learnedAndVerdict, sizeCanvas } f
 
 /** The lengths a first scale study runs: short enough for the browser. */
 const DEFAULT_LENS = '100,1000';
-/** A loaded scale report above this size is refused before it is read. */
-const MAX_BYTES = 256 * 1024 * 1024;
 
 /** The scale panel; `schema`: the parsed config_schema() (its track and model choices);
  *  `options` as `createSeries`'s. */
@@ -34,8 +32,6 @@ export function createScale(schema, options) {
     el('label', { htmlFor: 'scale-lens', className: 'scale-lens' }, 'Sequence lengths T', lens,
       el('span', { id: 'scale-lens-help', className: 'help', textContent: 'comma-separated, e.g. 100,1000,10000 (0 is the track\u2019s default)' })),
     tracks.set, models.set);
-  const loadBtn = el('button', { type: 'button', id: 'scale-load', textContent: 'Load scale_report.json\u2026' });
-  const file = el('input', { type: 'file', id: 'scale-file', accept: '.json,application/json', hidden: true });
 
   const chart = chartFigure('scale-chart', 'Scale charts: states held, cell evaluations, gradient cosine and test metric against the sequence length T');
   const table = el('table', { id: 'scale-table', className: 'study-table', hidden: true });
@@ -104,7 +100,7 @@ export function createScale(schema, options) {
       'gradient fidelity and test metric against T, as the CLI\u2019s rdbench scale does. Long lengths take long: ' +
       'start from the Quick look preset; the estimate comes before anything runs.',
     controls: [inputs, problem],
-    extraButtons: [loadBtn, file],
+    check: (m, text) => m.check_scale(text),
     label: (c) => `${c.track} ${c.model} T = ${c.seq_len}`,
     key: () => [lens.value, tracks.chosen(), models.chosen()],
     problem: inputProblem,
@@ -113,30 +109,7 @@ export function createScale(schema, options) {
     show,
   }, options);
 
-  async function load(f) {
-    if (!f) return;
-    const m = await options.charts;
-    if (f.size > MAX_BYTES) {
-      series.status.textContent = `${f.name} is ${bytes(f.size)}: too large for a scale report.`;
-      return;
-    }
-    let text;
-    try {
-      text = await f.text();
-      m.check_scale(text);
-    } catch (e) {
-      series.status.textContent = `${f.name} is not a valid scale report: ${e.message ?? e}`;
-      return;
-    }
-    series.display(m, text.replace(/^\uFEFF/, '').trimEnd(), `Loaded ${f.name} (valid: every figure rebuilt from its embedded bench reports).`);
-  }
-
   lens.addEventListener('input', checkInputs);
   for (const set of [tracks.set, models.set]) set.addEventListener('change', checkInputs);
-  loadBtn.addEventListener('click', () => file.click());
-  file.addEventListener('change', (e) => {
-    load(e.target.files[0]);
-    e.target.value = '';
-  });
   return series;
 }

@@ -11,13 +11,17 @@
 import { createEngine } from './engine-client.js';
 import { el, save } from './dom.js';
 import { estimateOf, sumEstimates } from './estimate.js';
-import { duration, percent } from './format.js';
+import { bytes, duration, percent } from './format.js';
+
+/** A loaded result above this size is refused before it is read. */
+const MAX_BYTES = 256 * 1024 * 1024;
 
 /**
  * view: { id ('study'), title, help, noun ('study'), fileName, label(c) (a bench in words),
  *   configs(m, start) (the bench configs, may throw), build(m, reports) (the result's JSON
  *   text, may throw), show(m, json) (draws it; returns a sentence for the status),
- *   controls: elements placed before the buttons, extraButtons: elements after Download,
+ *   controls: elements placed before the buttons, check(m, text): throws what is wrong with a
+ *   loaded result file (its Load button: `${id}-load`, `${id}-file`),
  *   key(): what else besides the page's config makes a different series (its inputs),
  *   problem(): what is wrong with those inputs (Run stays off), or null }
  * charts: the charts wasm module promise; getStart(): {config, backend} of the controls or
@@ -49,6 +53,10 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
   const runBtn = el('button', { type: 'button', id: `${id}-run`, className: 'primary', textContent: runLabel });
   const cancelBtn = el('button', { type: 'button', id: `${id}-cancel`, textContent: 'Cancel', disabled: true });
   const download = el('button', { type: 'button', id: `${id}-download`, textContent: `Download ${view.fileName}`, disabled: true });
+  // A result file made anywhere (the CLI, another browser) is loaded and checked as
+  // `rdbench validate` checks it, every figure rebuilt from its embedded bench reports.
+  const loadBtn = el('button', { type: 'button', id: `${id}-load`, textContent: `Load ${view.fileName}\u2026` });
+  const file = el('input', { type: 'file', id: `${id}-file`, accept: '.json,application/json', hidden: true });
   const progress = el('progress', { id: `${id}-progress`, max: 1, value: 0 });
   // No bar before anything ran: an empty one reads as a stalled series.
   const progressRow = el('div', { className: 'progress-row', hidden: true }, progress);
@@ -59,7 +67,7 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     el('h2', { id: `${id}-title`, textContent: view.title }),
     el('p', { className: 'help', textContent: view.help }),
     ...(view.controls ?? []),
-    el('div', { className: 'actions' }, runBtn, cancelBtn, download, ...(view.extraButtons ?? [])),
+    el('div', { className: 'actions' }, runBtn, cancelBtn, download, loadBtn, file),
     progressRow,
     status, output);
   section.setAttribute('aria-labelledby', `${id}-title`);
@@ -263,8 +271,35 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     status.textContent = 'Cancelling\u2026';
   }
 
+  // "scale report" for scale_report.json.
+  const kind = view.fileName.replace(/_report\.json$/, ' report');
+
+  async function load(f) {
+    if (!f) return;
+    if (f.size > MAX_BYTES) {
+      status.textContent = `${f.name} is ${bytes(f.size)}: too large for a ${kind}.`;
+      return;
+    }
+    status.textContent = `Checking ${f.name}\u2026 (every figure is rebuilt from its embedded bench reports)`;
+    const m = await charts;
+    let text;
+    try {
+      text = await f.text();
+      view.check(m, text);
+    } catch (e) {
+      status.textContent = `${f.name} is not a valid ${kind}: ${e.message ?? e}`;
+      return;
+    }
+    display(m, text.replace(/^\uFEFF/, '').trimEnd(), `Loaded ${f.name} (valid: every figure rebuilt from its embedded bench reports).`);
+  }
+
   runBtn.addEventListener('click', start);
   cancelBtn.addEventListener('click', cancel);
+  loadBtn.addEventListener('click', () => file.click());
+  file.addEventListener('change', (e) => {
+    load(e.target.files[0]);
+    e.target.value = '';
+  });
   download.addEventListener('click', () => {
     if (state.resultJson) save(new Blob([state.resultJson + '\n'], { type: 'application/json' }), view.fileName);
   });

@@ -77,6 +77,7 @@ export function createStudy(options) {
     label: (c) => `${c.track} ${c.model} ${c.policy}`,
     configs: (m, s) => JSON.parse(m.study_configs(JSON.stringify(s.config))),
     build: (m, reports) => m.build_study(JSON.stringify(reports)),
+    check: (m, text) => m.check_study(text),
     show,
   }, options);
 }

@@ -2,7 +2,7 @@
 // table and study_report.json.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
+import { ARTIFACTS, ROOT, assert, browser, openPage, test } from './harness.mjs';
 import { same, setField, TINY, tinyConfig } from './helpers.mjs';
 
 test('Study mode: estimate, cancel, resume; eighteen tiny benches on every track, pooled conditions, chart, table, study_report.json', async () => {
@@ -129,4 +129,29 @@ test('Study mode on a phone: the study chart and the frontier fit the column (pa
   await page.locator('#study-chart').screenshot({ path: join(ARTIFACTS, 'study-chart-phone.png') });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();
+});
+
+test('Study mode: the committed study report loads in the Study panel at 1280 and 390 px; a changed one is refused by name', async () => {
+  const text = readFileSync(join(ROOT, 'docs/study/study_report.json'), 'utf8');
+  const study = JSON.parse(text);
+  for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+    const page = await openPage(browser(), '', { width, height });
+    const load = (name, body) => page.setInputFiles('#study-file', { name, mimeType: 'application/json', buffer: Buffer.from(body) });
+    await load('study_report.json', text);
+    await page.waitForFunction(() => document.getElementById('study-status').textContent.startsWith('Loaded'), null, { timeout: 120_000 });
+    const rows = await page.$$eval('#study-table tbody tr', (r) => r.length);
+    assert(rows === study.table.length, `${tag}: ${rows} table rows, ${study.table.length} benches`);
+    assert(!(await page.isDisabled('#study-download')), `${tag}: a loaded study can be downloaded again`);
+    assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
+    await page.locator('#study').screenshot({ path: join(ARTIFACTS, `study-loaded-${tag}.png`) });
+    // One changed figure: refused, the field named.
+    const changed = structuredClone(study);
+    changed.table[0].baseline_metric *= 2;
+    await load('changed.json', JSON.stringify(changed, null, 2));
+    await page.waitForFunction(() => document.getElementById('study-status').textContent.startsWith('changed.json'), null, { timeout: 120_000 });
+    const refused = await page.textContent('#study-status');
+    assert(refused.includes('not a valid study report') && refused.includes('table[0].baseline_metric'), `${tag}: ${refused}`);
+    assert(page.errors.length === 0, `${tag}: page errors: ${page.errors}`);
+    await page.close();
+  }
 });

@@ -55,10 +55,7 @@ pub fn build_scale(texts_json: &str) -> Result<String, JsError> {
 /// from its embedded bench reports); throws listing the problems.
 #[wasm_bindgen]
 pub fn check_scale(text: &str) -> Result<(), JsError> {
-    validate_scale_json(text).map(|_| ()).map_err(|problems| {
-        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-        err(lines.join("\n"))
-    })
+    validate_scale_json(text).map(|_| ()).map_err(|p| crate::web::problems_error(&p))
 }
 
 /// Panel rows of the scale charts (side by side, or `stacked` on a phone): the page sizes

@@ -1,5 +1,5 @@
 //! wasm-bindgen API of the page's Study mode: the study's bench configs, the study report
-//! from the bench reports, and its charts on a canvas (the mechanism chart, and each
+//! from the bench reports, the check of a loaded one, and its charts on a canvas (the mechanism chart, and each
 //! model's frontier side by side). Each calls the crate's
 //! `rdbench_core::study`, the same functions as the CLI's `rdbench study`.
 
@@ -29,6 +29,13 @@ pub fn study_configs(config_json: &str) -> Result<String, JsError> {
 pub fn build_study(texts_json: &str) -> Result<String, JsError> {
     let texts: Vec<String> = serde_json::from_str(texts_json).map_err(|e| err(format!("report list: {e}")))?;
     rdbench_core::study::build_study(&texts).map(|s| s.to_json()).map_err(err)
+}
+
+/// Check `study_report.json` as `rdbench validate` does (every figure rebuilt from its
+/// embedded bench reports); throws listing the problems.
+#[wasm_bindgen]
+pub fn check_study(text: &str) -> Result<(), JsError> {
+    rdbench_core::report::validate_study_json(text).map(|_| ()).map_err(|p| crate::web::problems_error(&p))
 }
 
 /// Draw the study chart of `study_json` on `canvas` (`dpr`: device pixel ratio).

@@ -234,3 +234,8 @@ pub fn fmt_bytes(b: Option<f64>) -> String {
 pub fn fmt_duration(seconds: Option<f64>) -> String {
     format::duration(seconds)
 }
+
+/// A result file's validation problems as one error, a line each (what Load shows).
+pub(crate) fn problems_error(problems: &[rdbench_core::report::Problem]) -> JsError {
+    JsError::new(&problems.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n"))
+}

@@ -133,7 +133,7 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
             ProblemKind::Structure,
             "study_version",
             "this is a study report (study_report.json), not a bench report: check it with `rdbench validate`, \
-             which validates a study and every bench report in it",
+             which validates a study and every bench report in it (on the page: the Study panel's Load)",
         );
         return Err(c.problems);
     }
@@ -142,7 +142,7 @@ pub fn validate_json(text: &str) -> Result<Report, Vec<Problem>> {
             ProblemKind::Structure,
             "scale_version",
             "this is a scale report (scale_report.json), not a bench report: check it with `rdbench validate`, \
-             which validates it and every bench report in it",
+             which validates it and every bench report in it (on the page: the Scale panel's Load)",
         );
         return Err(c.problems);
     }
