@@ -57,6 +57,9 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
   // `rdbench validate` checks it, every figure rebuilt from its embedded bench reports.
   const loadBtn = el('button', { type: 'button', id: `${id}-load`, textContent: `Load ${view.fileName}\u2026` });
   const file = el('input', { type: 'file', id: `${id}-file`, accept: '.json,application/json', hidden: true });
+  // A file Load refuses is said as the main Load says it: an alert next to the buttons.
+  const loadError = el('p', { id: `${id}-load-error`, className: 'load-error', hidden: true, tabIndex: -1 });
+  loadError.setAttribute('role', 'alert');
   const progress = el('progress', { id: `${id}-progress`, max: 1, value: 0 });
   // No bar before anything ran: an empty one reads as a stalled series.
   const progressRow = el('div', { className: 'progress-row', hidden: true }, progress);
@@ -68,6 +71,7 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     el('p', { className: 'help', textContent: view.help }),
     ...(view.controls ?? []),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download, loadBtn, file),
+    loadError,
     progressRow,
     status, output);
   section.setAttribute('aria-labelledby', `${id}-title`);
@@ -274,12 +278,22 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
   // "scale report" for scale_report.json.
   const kind = view.fileName.replace(/_report\.json$/, ' report');
 
+  /** A refused file: said in the alert, in view, with what is still shown. */
+  function refuse(text) {
+    loadError.textContent = text + (state.resultJson ? '\nStill showing the previous result: nothing was replaced.' : '');
+    loadError.hidden = false;
+    loadError.scrollIntoView({ block: 'nearest' });
+    loadError.focus({ preventScroll: true });
+  }
+
   async function load(f) {
     if (!f) return;
+    loadError.hidden = true;
     if (f.size > MAX_BYTES) {
-      status.textContent = `${f.name} is ${bytes(f.size)}: too large for a ${kind}.`;
+      refuse(`${f.name} is ${bytes(f.size)}: too large for a ${kind}.`);
       return;
     }
+    const before = status.textContent;
     status.textContent = `Checking ${f.name}\u2026 (every figure is rebuilt from its embedded bench reports)`;
     const m = await charts;
     let text;
@@ -287,7 +301,8 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
       text = await f.text();
       view.check(m, text);
     } catch (e) {
-      status.textContent = `${f.name} is not a valid ${kind}: ${e.message ?? e}`;
+      status.textContent = before;
+      refuse(`${f.name} is not a valid ${kind}: ${e.message ?? e}`);
       return;
     }
     display(m, text.replace(/^\uFEFF/, '').trimEnd(), `Loaded ${f.name} (valid: every figure rebuilt from its embedded bench reports).`);

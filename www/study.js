@@ -55,13 +55,16 @@ export function createStudy(options) {
     fillTable(table, head, rows, new Set([3, 4, 5, 6, 7, 10, 11, 13]));
   }
 
+  /** A condition's report key in words: "a_both_regimes" reads "(a) both regimes". */
+  const conditionName = (key) => `(${key[0]}) ${key.slice(2).replaceAll('_', ' ')}`;
+
   function renderConditions(study) {
     const block = (m) => el('div', { className: 'study-scope' },
       el('h3', { textContent: `${m.scope === 'all' ? 'Pooled over every bench' : m.scope}: ` +
         (m.confirmed ? 'mechanism confirmed' : `not confirmed (failed: ${m.failed.join(', ')})`) +
         ` \u2014 ${m.n_probes} probes` }),
       el('ul', {}, ...Object.entries(m.conditions).map(([k, c]) =>
-        el('li', { textContent: `${k}: ${c.holds ? 'holds' : 'fails'} \u2014 ${c.detail}` }))));
+        el('li', { textContent: `${conditionName(k)}: ${c.holds ? 'holds' : 'fails'} \u2014 ${c.detail}` }))));
     conditions.replaceChildren(block(study.pooled), ...study.per_model.map(block), ...study.per_track.map(block));
     conditions.hidden = false;
   }

@@ -100,8 +100,10 @@ test('Scale view: a committed scale report loads at phone width; a changed one i
   const changed = structuredClone(committed);
   changed.table[1].schedules[2].forward_evals += 1;
   await load('changed.json', JSON.stringify(changed, null, 2));
-  await page.waitForFunction(() => document.getElementById('scale-status').textContent.startsWith('changed.json'), null, { timeout: 60_000 });
-  const refused = await page.textContent('#scale-status');
+  await page.waitForFunction(() => !document.getElementById('scale-load-error').hidden, null, { timeout: 60_000 });
+  const refused = await page.textContent('#scale-load-error');
+  assert(await page.getAttribute('#scale-load-error', 'role') === 'alert' && await page.evaluate(() => document.activeElement.id) === 'scale-load-error', 'the refusal is an alert, focused');
+  assert(refused.includes('Still showing the previous result'), `what is still shown: ${refused}`);
   assert(refused.includes('not a valid scale report') && refused.includes('table[1].schedules[2].forward_evals'), `status: ${refused}`);
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();

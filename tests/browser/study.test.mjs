@@ -143,13 +143,19 @@ test('Study mode: the committed study report loads in the Study panel at 1280 an
     assert(rows === study.table.length, `${tag}: ${rows} table rows, ${study.table.length} benches`);
     assert(!(await page.isDisabled('#study-download')), `${tag}: a loaded study can be downloaded again`);
     assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
+    // The conditions read as the card's letters and words, not as the report's keys.
+    const conditions = await page.$$eval('#study-conditions li', (lis) => lis.map((li) => li.textContent));
+    assert(conditions.length > 0 && conditions.every((c) => /^\([abcd]\) [a-z ]+: (holds|fails) \u2014 /.test(c)), `${tag}: ${conditions.slice(0, 4)}`);
+    assert(conditions.some((c) => c.startsWith('(a) both regimes: ')), `${tag}: ${conditions[0]}`);
     await page.locator('#study').screenshot({ path: join(ARTIFACTS, `study-loaded-${tag}.png`) });
     // One changed figure: refused, the field named.
     const changed = structuredClone(study);
     changed.table[0].baseline_metric *= 2;
     await load('changed.json', JSON.stringify(changed, null, 2));
-    await page.waitForFunction(() => document.getElementById('study-status').textContent.startsWith('changed.json'), null, { timeout: 120_000 });
-    const refused = await page.textContent('#study-status');
+    await page.waitForFunction(() => !document.getElementById('study-load-error').hidden, null, { timeout: 120_000 });
+    const refused = await page.textContent('#study-load-error');
+    assert(await page.getAttribute('#study-load-error', 'role') === 'alert' && await page.evaluate(() => document.activeElement.id) === 'study-load-error', `${tag}: the refusal is an alert, focused`);
+    assert((await page.textContent('#study-status')).startsWith('Loaded study_report.json'), `${tag}: the loaded study stays`);
     assert(refused.includes('not a valid study report') && refused.includes('table[0].baseline_metric'), `${tag}: ${refused}`);
     assert(page.errors.length === 0, `${tag}: page errors: ${page.errors}`);
     await page.close();

@@ -208,6 +208,8 @@ pub fn draw<DB: DrawingBackend>(
             .x_desc("one-step reversal defect (log)")
             .y_desc("gradient cosine")
             .x_label_formatter(&log_label)
+            // The page's one tick format: never "-0.0" at zero.
+            .y_label_formatter(&crate::format::linear_ticks(ylo, 1.01))
             .label_style(font(11.0))
             .axis_desc_style(font(12.0))
             .light_line_style(RGBColor(235, 235, 240))

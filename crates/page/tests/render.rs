@@ -535,6 +535,14 @@ fn the_study_chart_fits_a_phone_and_a_desktop() {
         {
             assert!(words.contains(what), "{what} at {size:?}: {words}");
         }
+        // Ticks in the page's format: a zero is never "-0.0".
+        assert!(
+            !drawn
+                .labels
+                .iter()
+                .any(|l| l.text.starts_with("-0") && l.text.trim_start_matches(['-', '0', '.']).is_empty()),
+            "{words}"
+        );
         // Stacked: the second panel's caption is below the first's.
         let caption = |c: &str| drawn.labels.iter().find(|l| l.text.starts_with(c)).map(|l| (l.x0, l.y0)).unwrap();
         let (a, b) = (caption("cosine at the chosen k"), caption("cosine at k_max"));
