@@ -44,6 +44,9 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       delta_mean: card.delta_mean, p_value: card.p_value, backend: card.backend,
       started_at: report.environment?.started_at ?? null, epochs: report.config?.epochs ?? null,
       problems: problems.length,
+      // What ran: the track, the model and the length (the seed report has no task block).
+      bench: `${report.track ?? report.config?.track ?? '?'} ${report.model ?? report.config?.model ?? '?'}` +
+        (report.task?.seq_len ? ` T = ${report.task.seq_len}` : ''),
     };
   }
 
@@ -76,10 +79,12 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     li.classList.add('h-flash');
   }
 
-  // Entries kept before the list recorded the report's checks: checked once, then stored.
+  // Entries kept before the list recorded the report's checks (or its bench): summarised
+  // once more, then stored.
   const checking = new Set();
   async function recheck(entries) {
-    const stale = entries.filter((e) => e.summary && typeof e.summary.problems !== 'number' && !checking.has(e.id));
+    const old = (s) => typeof s.problems !== 'number' || typeof s.bench !== 'string';
+    const stale = entries.filter((e) => e.summary && old(e.summary) && !checking.has(e.id));
     if (!stale.length) return;
     for (const e of stale) checking.add(e.id);
     for (const e of stale) {
@@ -126,7 +131,7 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       const what = el('div', { className: 'h-what' },
         ...(unverified ? [el('span', { className: 'h-unverified', textContent: 'Unverified: ' })] : []),
         el('span', { className: `h-verdict ${unverified ? 'unverified' : s.outcome ?? ''}`, textContent: s.headline ?? s.verdict ?? '?' }),
-        el('span', { className: 'h-meta', textContent: ` · ${s.n_pairs ?? '?'} pairs · Δ ${delta(s.delta_mean)} · p ${num(s.p_value)}` +
+        el('span', { className: 'h-meta', textContent: `${s.bench ? ` · ${s.bench}` : ''} · ${s.n_pairs ?? '?'} pairs · Δ ${delta(s.delta_mean)} · p ${num(s.p_value)}` +
           `${s.epochs ? ` · ${s.epochs} epochs` : ''}${s.backend ? ` · ${s.backend}` : ''}` }),
         el('div', { className: 'h-source', textContent: `${e.source} · kept ${when} · ${bytes(e.bytes)}` }));
       const show = el('button', { type: 'button', className: 'ghost small', textContent: 'Show' });

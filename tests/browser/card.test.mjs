@@ -110,6 +110,12 @@ test('card: a baseline that did not learn voids the comparison, and each arm sho
     const problems = labelProblems('per_seed', drawn);
     assert(problems.length === 0, `${tag}: ${problems.join("; ")}`);
     await page.locator('#chart-per-seed').screenshot({ path: join(ARTIFACTS, `per-seed-void-${tag}.png`) });
+    // Kept in History, its line says what ran (track, model, T) and files it as void.
+    await page.click('#keep-report');
+    await page.waitForFunction(() => document.querySelectorAll('#history-list li.h-entry').length === 1);
+    const meta = await page.textContent('#history-list .h-meta');
+    assert(meta.startsWith(' · adding rnn_small T = 200 · 2 pairs'), `${tag}: history line ${meta}`);
+    assert(/\bvoid\b/.test(await page.getAttribute('#history-list .h-verdict', 'class')), `${tag}: history verdict class`);
     assert(page.errors.length === 0, `page errors: ${page.errors}`);
   }
 });

@@ -34,7 +34,7 @@ test('a number reads the same on the card, in the charts, the history and compar
   await page.click('#keep-report');
   await page.waitForFunction(() => document.querySelectorAll('#history-list li.h-entry').length === 1);
   const meta = (await texts(page, '#history-list .h-meta'))[0];
-  assert(meta.includes(`Δ ${d} · p ${p}`), `history: ${meta}`);
+  assert(meta.includes(`Δ ${d} · p ${p}`) && meta.startsWith(` · ${QUICK.track} ${QUICK.model}`), `history: ${meta}`);
   await page.locator('#history-list input[type=checkbox]').check();
   await page.click('#compare');
   await page.waitForSelector('#compare-view:not([hidden])');
