@@ -31,7 +31,7 @@ test('a bad URL value stays in its field, marked with the parser\'s message, and
   // Several at once: each field keeps what the link said and shows the parser's message; a
   // select shows the link's choice, marked; what is no setting is dropped and said.
   await page.goto(BASE + '#n_seeds=abc&lrs=-1,0.01&epochs=0&tau=foo&policy=greedy&backend=quantum&bogus=1&k_max=16');
-  await page.waitForFunction(() => document.getElementById('n_seeds').value === 'abc', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('n_seeds').value === 'abc', null, { timeout: 30_000 });
   const texts = { n_seeds: 'abc', lrs: '-1,0.01', epochs: '0', tau: 'foo', policy: 'greedy', k_max: '16' };
   const errors = await parserErrors(page, texts);
   assert(same(Object.keys(errors).sort(), ['epochs', 'lrs', 'n_seeds', 'policy', 'tau']), `parser: ${JSON.stringify(errors)}`);
@@ -76,7 +76,7 @@ test('a key given twice in the link is flagged by name, beside its field and in 
   await setField(page, 'epochs', '5');
   assert(!(await page.isVisible('#epochs-link-note')), 'the note stays after an edit');
   await page.goto(BASE + '#epochs=2&n_seeds=4&n_seeds=4');
-  await page.waitForFunction(() => document.getElementById('epochs').value === '2', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('epochs').value === '2', null, { timeout: 30_000 });
   assert(await page.isVisible('#n_seeds-link-note') && !(await page.isVisible('#epochs-link-note')), 'notes of the other link');
   await page.screenshot({ path: join(ARTIFACTS, 'repeated-key-url.png') });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
@@ -108,7 +108,7 @@ test('a link pasted into the open tab reloads the form; back and forward follow'
   const { defaults } = await schemaOf(page);
   await setField(page, 'n_seeds', '5');
   await page.goto(BASE + '#n_seeds=7&lrs=0.002,0.02&epochs=2&backend=cpu');
-  await page.waitForFunction(() => document.getElementById('n_seeds').value === '7', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('n_seeds').value === '7', null, { timeout: 30_000 });
   assert((await page.locator('#lr-list .lr-row').count()) === 2, 'lr rows');
   assert((await page.inputValue('#lr-1')) === '0.02' && (await page.inputValue('#epochs')) === '2', 'controls');
   assert((await page.inputValue('#backend')) === 'cpu', 'backend');
@@ -120,16 +120,16 @@ test('a link pasted into the open tab reloads the form; back and forward follow'
   assert(params.get('n_seeds') === '7' && params.get('lrs') === '0.002,0.02', 'hash');
   // An invalid value in a pasted link: listed in the banner, kept in its field, marked.
   await page.goto(BASE + '#n_seeds=0&epochs=3');
-  await page.waitForFunction(() => document.getElementById('epochs').value === '3', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('epochs').value === '3', null, { timeout: 30_000 });
   assert((await page.inputValue('#n_seeds')) === '0', 'n_seeds=0 not kept');
   assert((await page.getAttribute('#n_seeds', 'aria-invalid')) === 'true', 'n_seeds not marked');
   assert((await page.textContent('#banner')).includes('n_seeds'), 'banner');
   assert((await nextStart(page)) === null && await page.isDisabled('#run'), 'Run is on');
   await page.goBack();
-  await page.waitForFunction(() => document.getElementById('n_seeds').value === '7', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('n_seeds').value === '7', null, { timeout: 30_000 });
   assert((await nextStart(page)).config.epochs === 2, 'back: config');
   assert(await page.isHidden('#banner'), 'back: the link banner of the other link stays');
   await page.goForward();
-  await page.waitForFunction(() => document.getElementById('epochs').value === '3', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('epochs').value === '3', null, { timeout: 30_000 });
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
