@@ -496,7 +496,7 @@ fn clashing_outputs_and_equal_grid_values_are_refused_before_any_work_naming_the
     for (args, says) in [
         (
             vec!["run", "--lrs", "0.01,1e-2", "--out", x],
-            "invalid value for --lrs: lr 1e-2 is listed twice (both are 0.01)",
+            "invalid value for --lrs: bad lr: 1e-2 is listed twice (both are 0.01)",
         ),
         (
             vec!["plan", "--tau", "0.08,0.080", "--out", x],

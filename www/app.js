@@ -234,7 +234,9 @@ const engine = createEngine({
     scheduleEstimate();
     estimatePresets();
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
-    results.finished(engine.state.finishedRuns.length);
+    let wall = null;
+    try { wall = JSON.parse(json).environment?.wall_time_s ?? null; } catch { /* showReport says why */ }
+    results.finished(engine.state.finishedRuns.length, wall);
     // Named by when it finished: "this run" would still be said while the next one runs.
     const label = `the run that finished ${new Date().toLocaleString()}`;
     results.showReport(json, label, { ownRun: true }).then((ok) => ok && compare.keep(json, label));
@@ -321,10 +323,11 @@ async function measure(next) {
 }
 
 /** Show the estimate's text; a software WebGPU adapter is named beside Run, before it. */
-function showTime(text, state, fallback = null) {
+function showTime(text, state, fallback = null, detail = '') {
   const el = $('estimate-time');
   el.textContent = text;
   el.dataset.state = state;
+  $('estimate-detail').textContent = detail;
   $('adapter-warning').textContent = fallback?.text ?? '';
   $('adapter-warning').hidden = !fallback;
 }
@@ -335,7 +338,7 @@ function scheduleEstimate() {
   const next = nextStart();
   if (!next) return showTime('', 'none');
   const known = settled.get(estimateKey(next));
-  if (known) return showTime(known.text, 'ready', known.fallback);
+  if (known) return showTime(known.text, 'ready', known.fallback, known.detail);
   showTime('Estimated time: measuring the backend’s speed…', 'pending');
   estimateTimer = setTimeout(async () => {
     if (engine.state.running) return;
@@ -344,7 +347,7 @@ function scheduleEstimate() {
     const now = nextStart();
     if (!now || estimateKey(now) !== estimateKey(next)) return;
     if (e.error) showTime(`No time estimate: ${e.error}`, 'error');
-    else showTime(e.text, 'ready', e.fallback);
+    else showTime(e.text, 'ready', e.fallback, e.detail);
   }, 600);
 }
 
@@ -367,6 +370,9 @@ async function estimatePresets() {
   for (const next of queue) {
     if (next.name && !settled.has(estimateKey(next))) controls.presetTime(next.name, 'measuring…');
   }
+  // One config has one estimate: a preset the form shows now takes the form's estimate when
+  // the form's backend runs on the CPU (as the presets' do), not a second calibration.
+  const sameBench = (a, b) => estimateKey({ ...a, backend: '' }) === estimateKey({ ...b, backend: '' });
   for (const next of queue) {
     if (round !== presetRound) return;
     // A bench's end measures the rest.
@@ -374,7 +380,12 @@ async function estimatePresets() {
       for (const p of queue) if (p.name && !settled.has(estimateKey(p))) controls.presetTime(p.name, '');
       return;
     }
-    const e = await estimateFor(next);
+    let e = null;
+    if (next.name && form && sameBench(form, next)) {
+      const f = await estimateFor(form);
+      if (!f.error && f.info.backend === 'cpu-flex') e = f;
+    }
+    e ??= await estimateFor(next);
     if (round !== presetRound || !next.name) continue;
     controls.presetTime(next.name, e.error ? '' : `≈ ${duration(e.seconds)}`, e.error ? '' : e.text);
   }

@@ -33,7 +33,8 @@ function adapterWarning(what, seconds, { adapter, cpuSeconds, cpuWorkers }) {
 }
 
 /**
- * The estimate from a 'backend' event: { seconds, text, info, fallback } or { error }.
+ * The estimate from a 'backend' event: { seconds, low, high, text, detail, info, fallback } or
+ * { error }; text is one line, detail how it was computed.
  * fallback: null, or { adapter, cpuSeconds, cpuWorkers, text } when WebGPU is a software
  * adapter (the engine lists the CPU's calibration beside it).
  */
@@ -43,9 +44,11 @@ export function estimateOf(info) {
   const workers = Math.max(1, info.workers);
   const seconds = secondsAt(info, { ...cal, workers });
   const { low, high } = rangeAt(info, { ...cal, workers });
+  // One short line for the sticky bar beside Run; how it was computed goes below the form.
   const text = `Estimated time ≈ ${duration(seconds)} (${duration(low)}–${duration(high)}) on ${info.backend}` +
-    `${workers > 1 ? ` (${workers} workers)` : ''}: ${info.work_total.toLocaleString('en')} work units × ` +
-    `${num(cal.ms_per_work_unit)} ms${workers > 1 ? ` ÷ ${workers}` : ''}, speed measured in this browser ` +
+    `${workers > 1 ? ` (${workers} workers)` : ''}.`;
+  const detail = `The estimate: ${info.work_total.toLocaleString('en')} work units × ` +
+    `${num(cal.ms_per_work_unit)} ms${workers > 1 ? ` ÷ ${workers} workers` : ''}, speed measured in this browser ` +
     '(the range: the idea at k = 1 to k_max throughout, the fastest to the slowest trial).';
   let fallback = null;
   if (info.fallback_adapter) {
@@ -53,7 +56,7 @@ export function estimateOf(info) {
     fallback = { adapter: info.adapter, cpuSeconds: cpu ? secondsAt(info, cpu) : null, cpuWorkers: cpu?.workers ?? 0 };
     fallback.text = adapterWarning('bench', seconds, fallback);
   }
-  return { seconds, low, high, text, info, fallback };
+  return { seconds, low, high, text, detail, info, fallback };
 }
 
 /** Several estimates as one, for a study whose benches run one after another. */

@@ -34,7 +34,7 @@
 // Worker -> page
 //   { type: 'loaded' }                         the engine's wasm is ready
 //   { type: 'backend', backend, adapter, note, calibration, workers, work_total, work_low, work_high,
-//     fallback_adapter }                       the resolved backend; note: why auto chose it;
+//     fallback_adapter, trivial_loss }         the resolved backend; note: why auto chose it;
 //                                              calibration: [{ backend, ms_per_work_unit,
 //                                              ms_per_work_unit_max, workers, population? }] (the
 //                                              fastest and slowest of a few trials; WebGPU's are
@@ -44,6 +44,10 @@
 //                                              work_high x ms_per_work_unit_max;
 //                                              fallback_adapter: WebGPU on a software adapter
 //                                              (the CPU's calibration is listed too, to compare)
+//                                              trivial_loss: { name, value, learned_below } the
+//                                              track's trivial predictor in the loss's units and
+//                                              the learning bar, for the live chart (null for a
+//                                              classification)
 //   { type: 'progress', progress }             before the first step (epoch 0, step 0, no run in
 //                                              flight), then at most every 100 ms: phase, arm,
 //                                              epoch, epochs, step, steps, runs_done, runs_total,

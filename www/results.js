@@ -23,7 +23,8 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   // reuses (RunRecords), and the steps per epoch of each phase (sweep and full runs train on
   // sets of different sizes), as the bench's progress said; they place a reused run's epochs.
   // The steps outlive a stop: the reused runs were trained by the attempts before.
-  const live = { series: new Map(), caption: '', reused: [], stepsOf: new Map() };
+  // trivial: the backend event's trivial_loss (a regression's plateau and learning bar), or null.
+  const live = { series: new Map(), caption: '', reused: [], stepsOf: new Map(), trivial: null };
   let view = null;
   let reportText = null;
   let firstProgress = null;
@@ -32,7 +33,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
   // ------------------------------------------------------------ run panel
   /** A bench starts; `reused`: the RunRecords it resumes from (kept from stopped attempts). */
   function resetRun(phase, reused = []) {
-    Object.assign(live, { series: new Map(), caption: '', reused });
+    Object.assign(live, { series: new Map(), caption: '', reused, trivial: null });
     if (!reused.length) live.stepsOf = new Map();
     firstProgress = null;
     lastProgress = null;
@@ -63,6 +64,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
 
   function setBackend(info) {
     $('p-backend').textContent = `${info.backend} — ${info.adapter}`;
+    live.trivial = info.trivial_loss ?? null;
   }
 
   /** A merged progress of the bench (engine-client.js): its figures and its runs in flight. */
@@ -103,8 +105,12 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     scheduleLive();
   }
 
-  function finished(runsDone) {
+  /** The bench finished: its elapsed time becomes the report's wall time (the last progress
+   *  came before the final scoring and report, so it would read short of the card's). */
+  function finished(runsDone, wallS = null) {
     $('p-phase').textContent = 'done';
+    if (Number.isFinite(wallS)) $('p-elapsed').textContent = duration(wallS);
+    $('p-eta').textContent = '–';
     $('progress').value = 1;
     $('progress-pct').textContent = '100%';
     $('p-runs').textContent = `${runsDone} runs done`;
@@ -123,7 +129,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     if (!m) return;
     const canvas = sizeCanvas($('live'));
     try {
-      drawnBy.live = JSON.parse(m.draw_losses(canvas, live.caption || 'minibatch loss', liveJson(), devicePixelRatio || 1));
+      drawnBy.live = JSON.parse(m.draw_losses(canvas, live.caption || 'minibatch loss', liveJson(), JSON.stringify(live.trivial), devicePixelRatio || 1));
       describe('live');
     } catch (e) {
       console.warn(e);
@@ -345,7 +351,7 @@ export function createResults({ charts, banner, timings, onShown = () => {} }) {
     }
     const [w, h] = [canvas.clientWidth, canvas.clientHeight];
     const m = await charts;
-    const svg = name === 'live' ? m.svg_losses(live.caption || 'minibatch loss', liveJson(), w, h) : view?.svg(name, w, h);
+    const svg = name === 'live' ? m.svg_losses(live.caption || 'minibatch loss', liveJson(), JSON.stringify(live.trivial), w, h) : view?.svg(name, w, h);
     if (svg) save(new Blob([svg], { type: 'image/svg+xml' }), `rdbench-${name}.svg`);
   }
 

@@ -60,6 +60,9 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
   // A file Load refuses is said as the main Load says it: an alert next to the buttons.
   const loadError = el('p', { id: `${id}-load-error`, className: 'load-error', hidden: true, tabIndex: -1 });
   loadError.setAttribute('role', 'alert');
+  const configError = el('p', { id: `${id}-config-error`, className: 'field-error', hidden: true });
+  configError.setAttribute('aria-live', 'polite');
+  runBtn.setAttribute('aria-describedby', `${id}-config-error`);
   const progress = el('progress', { id: `${id}-progress`, max: 1, value: 0 });
   // No bar before anything ran: an empty one reads as a stalled series.
   const progressRow = el('div', { className: 'progress-row', hidden: true }, progress);
@@ -71,6 +74,7 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     el('p', { className: 'help', textContent: view.help }),
     ...(view.controls ?? []),
     el('div', { className: 'actions' }, runBtn, cancelBtn, download, loadBtn, file),
+    configError,
     loadError,
     progressRow,
     status, output);
@@ -140,8 +144,32 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     return state.reports.length || runs ? { benches: state.reports.length, runs } : null;
   }
 
+  // The series' bench configs are checked as the form changes (by the Rust that builds them
+  // at Run), so a config the series cannot run keeps Run off with its reason beside it.
+  let module = null;
+  charts.then((m) => { module = m; refresh(); }).catch(() => {});
+  let checked = { key: null, problem: null };
+  function configProblem(s) {
+    if (!s || !module) return null;
+    const key = keyOf(s);
+    if (checked.key !== key) {
+      let problem = null;
+      try {
+        view.configs(module, s);
+      } catch (e) {
+        problem = `The ${noun} cannot run this configuration: ${e.message ?? e}`;
+      }
+      checked = { key, problem };
+    }
+    return checked.problem;
+  }
+
   function refresh() {
-    runBtn.disabled = state.running || isBusy() || !getStart() || Boolean(view.problem?.());
+    const s = getStart();
+    const problem = state.running || view.problem?.() ? null : configProblem(s);
+    configError.textContent = problem ?? '';
+    configError.hidden = !problem;
+    runBtn.disabled = state.running || isBusy() || !s || Boolean(view.problem?.()) || Boolean(problem);
     // The view's own inputs are part of the series that runs: locked with the form.
     for (const c of view.controls ?? []) for (const i of c.querySelectorAll('input')) i.disabled = state.running;
     cancelBtn.disabled = !state.running;
@@ -361,4 +389,26 @@ export function fillTable(table, head, rows, numeric) {
     el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v, i) =>
       el('td', { textContent: String(v), className: numeric.has(i) ? 'num' : '' }))))));
   table.hidden = false;
+  scrollHint(table, head.length);
+}
+
+/** A table wider than its box scrolls sideways, and a line above it says so (scroll bars
+ *  are hidden until touched on phones and in some browsers, so a cut column looks like the
+ *  table's end). Kept true as the box resizes. */
+function scrollHint(table, columns) {
+  table.dataset.columns = String(columns);
+  const box = table.parentElement;
+  if (!box?.classList.contains('study-table-box')) return;
+  let hint = box.previousElementSibling?.classList.contains('table-hint') ? box.previousElementSibling : null;
+  if (!hint) {
+    hint = el('p', { className: 'help table-hint', hidden: true });
+    box.before(hint);
+    new ResizeObserver(() => update()).observe(box);
+  }
+  function update() {
+    const over = box.scrollWidth > box.clientWidth + 1;
+    hint.hidden = !over;
+    hint.textContent = over ? `Scroll the table sideways: it has ${table.dataset.columns} columns, more than fit here.` : '';
+  }
+  update();
 }

@@ -40,7 +40,7 @@ export function createStudy(options) {
   }
 
   function renderTable(study) {
-    const head = ['track', 'model', 'policy', 'mean defect', 'checkpoints', 'cos chosen k', 'cos k_max',
+    const head = ['track', 'model', 'policy', 'mean defect', 'check\u00adpoints', 'cos chosen k', 'cos k_max',
       'memory saved (counted)', 'memory saved (measured)', 'metric', 'baseline', 'idea', 'baseline learned', 'p',
       'verdict', 'best lr at the grid\u2019s edge'];
     const rows = study.table.map((r, i) => {
@@ -49,10 +49,18 @@ export function createStudy(options) {
         num(r.mean_grad_cos_chosen), num(r.mean_grad_cos_kmax), percent(r.memory_saved_counted),
         r.memory_saved_measured === null ? 'not measured in the browser' : percent(r.memory_saved_measured),
         `${r.metric} (${r.metric_direction})`, num(r.baseline_metric), num(r.idea_metric), learned, num(r.p_value), verdict,
-        (r.lr_at_grid_edge ?? []).join(', ') || '\u2013'];
+        gridEdge(r.lr_at_grid_edge ?? [])];
     });
     // A number never breaks at its exponent's minus ("7.692e-" / "8"); the table scrolls instead.
     fillTable(table, head, rows, new Set([3, 4, 5, 6, 7, 10, 11, 13]));
+  }
+
+  /** The arms whose best lr is at the grid's edge; both arms at the same edge in one phrase
+   *  ("both 0.01 (largest)"), so the column stays narrow. */
+  function gridEdge(edges) {
+    const rest = edges.map((e) => e.replace(/^(baseline|idea) /, ''));
+    if (edges.length === 2 && rest[0] === rest[1] && edges[0].startsWith('baseline') && edges[1].startsWith('idea')) return `both ${rest[0]}`;
+    return edges.join(', ') || '\u2013';
   }
 
   /** A condition's report key in words: "a_both_regimes" reads "(a) both regimes". */

@@ -41,8 +41,10 @@ fn limit() -> Result<Option<(u64, String)>, String> {
 pub fn check(cfg: &BenchConfig, threads: usize) -> Result<Footprint, String> {
     let bench = cfg.resolve().map_err(|e| e.to_string())?;
     match limit()? {
-        Some((bytes, what)) => footprint::check(&bench, threads, bytes, false, &what)
-            .map_err(|too| format!("refused before any work: {}", too.message)),
+        Some((bytes, what)) => footprint::check(&bench, threads, bytes, false, &what).map_err(|too| {
+            let flag = too.largest_seq_len.map(|t| format!(" (--seq-len {t})")).unwrap_or_default();
+            format!("refused before any work: {}{flag}", too.message)
+        }),
         None => Ok(Footprint::of(&bench, threads)),
     }
 }

@@ -24,6 +24,9 @@ test('lr list: Run stays off while any lr is invalid, and the run sends exactly 
   const page = await openPage(browser());
   await setField(page, 'lr-0', '0');
   await setField(page, 'lr-1', '-1');
+  // Both bad lrs are named at once.
+  const both = await page.textContent('#lrs-error');
+  assert(both.includes('2 bad lrs') && both.includes('"0"') && both.includes('"-1"'), `lr message: ${both}`);
   await setField(page, 'lr-1', '0.02');
   // lr-0 still shows 0: nothing may run, and nothing of the old list may linger.
   assert(await page.isDisabled('#run'), 'Run enabled while lr-0 shows 0');
@@ -163,8 +166,14 @@ test('presets come from the schema, set every control, and show their time witho
   assert(JSON.stringify(await pressed()) === '["preset-seed"]', `pressed on a first visit: ${await pressed()}`);
   // Each preset's time, from the engine's estimate of its config on the CPU backend in this browser.
   await page.waitForFunction(() => [...document.querySelectorAll('.preset-time')].every((t) => t.textContent.startsWith('≈ ')), null, { timeout: 240_000 });
+  // One config, one estimate: the preset the form shows has the form's estimate, the figure
+  // the line under the form gives.
+  await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 240_000 });
+  const formTime = (await page.textContent('#estimate-time')).match(/≈ (.+?) \(/)[1];
+  assert(await page.textContent('#preset-seed-time') === `≈ ${formTime}`, `seed preset ${await page.textContent('#preset-seed-time')}, the form's estimate ≈ ${formTime}`);
   for (const p of schema.presets) {
-    const est = await page.evaluate((config) => window.rdbench.estimateFor({ config, backend: 'cpu' }), p.config);
+    const backend = p.name === 'seed' ? (await nextStart(page)).backend : 'cpu';
+    const est = await page.evaluate(([config, b]) => window.rdbench.estimateFor({ config, backend: b }), [p.config, backend]);
     const time = await page.textContent(`#preset-${p.name}-time`);
     assert(time === `≈ ${await page.evaluate(async (v) => (await import('/www/format.js')).duration(v), est.seconds)}`, `preset ${p.name}: ${time}, estimate ${est.seconds} s`);
     assert(await page.isVisible(`#preset-${p.name}-time`), `preset ${p.name}: time not shown`);

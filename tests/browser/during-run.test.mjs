@@ -10,7 +10,7 @@ test('the live chart plots each run against its own step with 2 workers', async 
   // the workers' reports interleave at different steps.
   const page = await openPage(browser(), '?workers=2');
   await tinyConfig(page, { ...TINY, sweep: 3, epochs: 2, batch: 32 });
-  await runAndDownload(page, 300_000);
+  const { report } = await runAndDownload(page, 300_000);
   const series = await page.evaluate(() => window.rdbench.liveSeries);
   assert(series.length === 2 * 3 + 2 * 2, `series: ${series.map((s) => s.label)}`);
   for (const s of series) {
@@ -25,6 +25,16 @@ test('the live chart plots each run against its own step with 2 workers', async 
     const first = s.arm === 'baseline' && s.phase === 'sweep' ? xs[0] === 1 : xs[0] >= 1;
     assert(first && xs.at(-1) === steps, `${s.label}: steps ${xs[0]}..${xs.at(-1)} of ${steps}`);
   }
+  // A regression (the pendulum): the trivial predictor's MSE and the learning bar are drawn
+  // across, at the report's reference and threshold.
+  const lines = await page.evaluate(() => window.rdbench.drawn.live.points.map((p) => p.text)
+    .filter((t) => t.startsWith('trivial predictor') || t.startsWith('learned below')));
+  const ref = report.task.reference;
+  const bar = report.task.learnability.threshold;
+  const value = (t) => Number(t.match(/: ([-0-9.e]+) \(/)[1]);
+  const close = (a, b) => Math.abs(a - b) <= 1e-5 * Math.abs(b);
+  assert(lines.length === 2 && lines[0].includes(ref.name) && close(value(lines[0]), ref.value)
+    && close(value(lines[1]), bar), `live chart lines: ${lines}; reference ${JSON.stringify(ref)}, bar ${bar}`);
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
 });
 
@@ -50,6 +60,9 @@ test('during a run the form is locked and the URL keeps the running config; the 
   const url = await hashParams(page);
   assert(sent.n_seeds === 2 && sent.epochs === 2, `the run used ${sent.n_seeds} seeds / ${sent.epochs} epochs`);
   assert(url.get('n_seeds') === '2' && url.get('epochs') === '2' && url.toString() === before.toString(), `URL after the run: ${url}`);
+  // The run panel's elapsed time is the card's wall time once the bench is done.
+  const [elapsed, wall] = [await page.textContent('#p-elapsed'), await page.textContent('#card [data-key=wall_time_s]')];
+  assert(elapsed === wall, `elapsed ${elapsed} vs the card's wall time ${wall}`);
   const pairs = await page.textContent('#card [data-key=n_pairs]');
   assert(pairs === '2' && (await page.inputValue('#n_seeds')) === '2', `card ${pairs} pairs, form ${await page.inputValue('#n_seeds')} seeds`);
   assert(!(await page.isDisabled('#n_seeds')) && await page.isHidden('#locked-note'), 'the form stays locked after the run');

@@ -22,7 +22,11 @@ test('the estimate before Run: minutes from the engine calibration, a confirmati
   const seconds = est.info.work_total * cal.ms_per_work_unit / est.info.workers / 1000;
   assert(Math.abs(est.seconds - seconds) < 1e-9 && est.info.work_total > 0 && cal.ms_per_work_unit > 0, `estimate ${JSON.stringify(est)}`);
   const shown = await page.textContent('#estimate-time');
-  assert(shown.includes(est.info.work_total.toLocaleString('en')) && shown.includes('ms') && /≈ \d+ (h|min) .*\(.+–.+\)/.test(shown), `estimate text: ${shown}`);
+  const detail = await page.textContent('#estimate-detail');
+  assert(/≈ \d+ (h|min) .*\(.+–.+\)/.test(shown), `estimate text: ${shown}`);
+  assert(detail.includes(est.info.work_total.toLocaleString('en')) && detail.includes('ms'), `estimate detail: ${detail}`);
+  // The breakdown sits below the form, not in the sticky bar beside Run.
+  assert(await page.$eval('#estimate-detail', (e) => !e.closest('.run-bar')), 'the breakdown is in the run bar');
   // The range: the idea at k = 1 to k_max, the fastest to the slowest calibration trial.
   assert(est.low > 0 && est.low <= est.seconds && est.seconds <= est.high && est.info.work_low < est.info.work_high, `range ${JSON.stringify(est)}`);
   // 1000 epochs is far above the threshold: Run asks, and "Not now" starts nothing.

@@ -53,7 +53,8 @@ test('Long sequences: a config beyond a worker\'s 4 GiB is refused before Run, w
   await setField(page, 'train_size', '1000');
   await setField(page, 'seq_len', '20000');
   const reason = await page.textContent('#run-reason');
-  assert(/more than 4\.3 GB \(a browser worker's 4 GiB\)/.test(reason), `run reason: ${reason}`);
+  assert(/more than 4\.3 GB, what a browser worker can address; the largest T that fits is \d+/.test(reason)
+    && /in each of \d+ workers/.test(reason) && !reason.includes('--') && !reason.includes('GiB'), `run reason: ${reason}`);
   const m = /the largest T that fits is (\d+)/.exec(reason);
   assert(m && Number(m[1]) > 2 && Number(m[1]) < 20000, `largest T: ${reason}`);
   assert(await page.isDisabled('#run'), 'Run enabled for a config that will not fit');

@@ -143,6 +143,17 @@ test('Study mode: the committed study report loads in the Study panel at 1280 an
     assert(rows === study.table.length, `${tag}: ${rows} table rows, ${study.table.length} benches`);
     assert(!(await page.isDisabled('#study-download')), `${tag}: a loaded study can be downloaded again`);
     assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
+    // No cell is cut inside its column; a table wider than its box says that it scrolls.
+    const table = await page.evaluate(() => {
+      const box = document.querySelector('#study .study-table-box');
+      const hint = box.previousElementSibling;
+      const cut = [...box.querySelectorAll('td, th')].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent);
+      return { over: box.scrollWidth > box.clientWidth + 1, hint: hint.hidden ? null : hint.textContent, cut };
+    });
+    assert(table.cut.length === 0, `${tag}: cells cut: ${table.cut.slice(0, 5)}`);
+    assert(table.over === (table.hint !== null) && (!table.over || /Scroll the table sideways: it has 16 columns/.test(table.hint)), `${tag}: ${JSON.stringify(table)}`);
+    if (tag === 'desktop') assert(!table.over, `desktop: the study table is wider than its box`);
+    else assert(table.over, 'phone: the table fits a phone?');
     // The conditions read as the card's letters and words, not as the report's keys.
     const conditions = await page.$$eval('#study-conditions li', (lis) => lis.map((li) => li.textContent));
     assert(conditions.length > 0 && conditions.every((c) => /^\([abcd]\) [a-z ]+: (holds|fails) \u2014 /.test(c)), `${tag}: ${conditions.slice(0, 4)}`);
@@ -157,6 +168,29 @@ test('Study mode: the committed study report loads in the Study panel at 1280 an
     assert(await page.getAttribute('#study-load-error', 'role') === 'alert' && await page.evaluate(() => document.activeElement.id) === 'study-load-error', `${tag}: the refusal is an alert, focused`);
     assert((await page.textContent('#study-status')).startsWith('Loaded study_report.json'), `${tag}: the loaded study stays`);
     assert(refused.includes('not a valid study report') && refused.includes('table[0].baseline_metric'), `${tag}: ${refused}`);
+    assert(page.errors.length === 0, `${tag}: page errors: ${page.errors}`);
+    await page.close();
+  }
+});
+
+test('Study and Scale: a configuration their benches cannot run keeps their Run off with the reason, before Run, at 1280 and 390 px', async () => {
+  for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+    const page = await openPage(browser(), '', { width, height });
+    // Hidden size 8 with r_max 8: the bench's GRU runs, but rev_ode_small (in both series)
+    // maps each half of h through rank r_max, at most hidden_size / 2 = 4.
+    await setField(page, 'hidden_size', '8');
+    assert(!(await page.isDisabled('#run')), `${tag}: the bench itself is refused`);
+    for (const id of ['study', 'scale']) {
+      await page.waitForFunction((i) => !document.getElementById(`${i}-config-error`).hidden, id, { timeout: 10_000 });
+      const said = await page.textContent(`#${id}-config-error`);
+      assert(await page.isDisabled(`#${id}-run`) && said.includes('r_max') && said.includes('cannot run this configuration'), `${tag} ${id}: ${said}`);
+    }
+    await page.click('#advanced-summary');
+    await setField(page, 'rank_max', '4');
+    for (const id of ['study', 'scale']) {
+      await page.waitForFunction((i) => document.getElementById(`${i}-config-error`).hidden, id, { timeout: 10_000 });
+      assert(!(await page.isDisabled(`#${id}-run`)), `${tag} ${id}: Run stays off after the fix`);
+    }
     assert(page.errors.length === 0, `${tag}: page errors: ${page.errors}`);
     await page.close();
   }

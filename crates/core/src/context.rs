@@ -5,7 +5,7 @@
 
 use crate::config::{BenchConfig, ConfigError};
 use crate::models::ModelInfo;
-use crate::track::{Task, Track, TrackEntry};
+use crate::track::{Reference, Task, Track, TrackEntry};
 
 /// A validated config with its track and model resolved.
 pub struct BenchContext {
@@ -69,6 +69,21 @@ impl BenchConfig {
             track,
             model,
         })
+    }
+}
+
+impl BenchContext {
+    /// What the track's trivial predictor scores on this bench's data (its train sequences,
+    /// the whole test set): the report's `task.reference`.
+    pub fn reference(&self) -> Reference {
+        self.track.reference(&self.track.generate(self.cfg.data_seed, self.train_sequences))
+    }
+
+    /// The trivial predictor's score where it is in the training loss's units (a regression:
+    /// the loss and the metric are both the MSE), for the live loss chart; None for a
+    /// classification, whose loss (cross-entropy) is not its metric (accuracy).
+    pub fn trivial_loss(&self) -> Option<Reference> {
+        self.task.is_regression().then(|| self.reference())
     }
 }
 

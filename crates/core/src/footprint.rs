@@ -244,19 +244,24 @@ pub fn check(
     let idea_steps = ((fp.data_bytes + idea.step_bytes.max(idea.eval_bytes) * scale) as f64 * MEASURED_FACTOR) as u64;
     let only_steps =
         idea_steps <= limit_bytes && fp.data_bytes + (base.peak_bytes - fp.data_bytes) * scale > limit_bytes;
+    // Natively the runs are split over threads of one process, in the page over workers.
+    let unit = if per_worker { "worker" } else { "thread" };
+    let split = match fp.workers {
+        1 => format!("one {unit}"),
+        n => format!("{} in each of {n} {unit}s", bytes_text(fp.peak_bytes_per_worker)),
+    };
     let mut message = format!(
-        "the bench needs about {} at T = {} ({} per worker x {} worker(s); baseline {}, idea {}), more than {} ({})",
+        "the bench needs about {} at T = {} ({split}; baseline {}, idea {}), more than {}, {}",
         bytes_text(need(&fp)),
         bench.seq_len,
-        bytes_text(fp.peak_bytes_per_worker),
-        fp.workers,
         bytes_text(base.peak_bytes),
         bytes_text(idea.peak_bytes),
         bytes_text(limit_bytes),
         where_,
     );
+    // The door adds how to ask for that length (a flag, a field).
     match largest {
-        Some(t) => message.push_str(&format!("; the largest T that fits is {t} (--seq-len {t})")),
+        Some(t) => message.push_str(&format!("; the largest T that fits is {t}")),
         None => message.push_str("; no sequence length fits: lower the seeds, lrs, batch or hidden size"),
     }
     if only_steps {

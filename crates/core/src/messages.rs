@@ -134,6 +134,11 @@ pub enum WorkerEvent {
         /// the CPU, far slower than the engine's own CPU path. The page says so before Run.
         #[serde(default)]
         fallback_adapter: bool,
+        /// The track's trivial predictor in the training loss's units (a regression's MSE),
+        /// drawn on the live loss chart: a run on the plateau sits at it, one that learned
+        /// drops far below. None for a classification (its loss is not its metric).
+        #[serde(default)]
+        trivial_loss: Option<TrivialLoss>,
     },
     /// Training progress (throttled).
     Progress {
@@ -190,6 +195,17 @@ pub enum WorkerEvent {
         /// Whether the worker is unusable.
         fatal: bool,
     },
+}
+
+/// What a model that learned nothing scores, in the training loss's units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrivialLoss {
+    /// What the trivial predictor predicts ("always predicting 1").
+    pub name: String,
+    /// Its test MSE (the report's `task.reference`).
+    pub value: f64,
+    /// Where an arm counts as having learned (the report's `task.learnability.threshold`).
+    pub learned_below: f64,
 }
 
 fn one() -> usize {
@@ -256,6 +272,11 @@ mod tests {
                 work_low: 60,
                 work_high: 140,
                 fallback_adapter: true,
+                trivial_loss: Some(TrivialLoss {
+                    name: "always predicting 1".into(),
+                    value: 0.16,
+                    learned_below: 0.016,
+                }),
             },
             WorkerEvent::Progress { progress },
             WorkerEvent::RunFinished {

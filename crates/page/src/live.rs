@@ -2,16 +2,19 @@
 //! the two arms' losses stand side by side (colour = arm; sweep runs faint, full runs solid).
 //! A resumed bench's reused runs are drawn too, dashed and muted: they were not trained in
 //! this attempt, and their record keeps only each epoch's mean loss.
+//! On a regression the trivial predictor's MSE and the learning bar are drawn across: a run
+//! on the plateau sits at the first, one that learned drops below the second.
 
-use crate::format::{exact, integer};
+use crate::format::{exact, integer, num};
 use crate::layout::{Axis, Hover, Item, Key, err, fit, header, hover, log_candidates, place_labels};
-use crate::style::{BASELINE, Frame, IDEA, Scale, axes, range, series};
+use crate::style::{BASELINE, Frame, IDEA, MUTED, Scale, WIN, axes, range, series};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use rdbench_core::messages::TrivialLoss;
 use serde::Deserialize;
 
 /// One run's loss trace.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct Series {
     /// Label (e.g. "idea full lr 0.01 seed 3").
     pub label: String,
@@ -50,11 +53,13 @@ impl Series {
     }
 }
 
-/// Draw `runs` with a caption; returns the hover points (each run's last point).
+/// Draw `runs` with a caption, and `trivial`'s lines when given; returns the hover points
+/// (each run's last point, and the lines').
 pub fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     caption: &str,
     runs: &[Series],
+    trivial: Option<&TrivialLoss>,
     s: Scale,
 ) -> Result<Vec<Hover>, String> {
     let e = err("loss chart");
@@ -85,9 +90,21 @@ pub fn draw<DB: DrawingBackend>(
     if groups.len() > 12 {
         items.push(Item::new(Key::Note, format!("and {} more", groups.len() - 12)));
     }
+    // Only positive finite lines can sit on the log axis.
+    let trivial = trivial.filter(|t| t.value > 0.0 && t.learned_below > 0.0 && t.value.is_finite());
+    let lines = trivial.map(|t| {
+        [
+            (t.value, MUTED, format!("trivial predictor ({})", t.name), "the plateau: nothing learned"),
+            (t.learned_below, WIN, "learned below".to_string(), "the report's bar"),
+        ]
+    });
+    for (v, color, label, _) in lines.iter().flatten() {
+        items.push(Item::new(Key::Line(color.to_rgba(), 1.6, true), format!("{label}: {}", num(Some(*v)))));
+    }
     let rest = header(area, caption, &items, s)?;
     let xmax = runs.iter().flat_map(|r| r.points.iter().map(|p| p.0)).fold(1.0, f64::max);
-    let (ylo, yhi) = range(runs.iter().flat_map(|r| r.points.iter().map(|p| p.1)), true);
+    let line_values = lines.iter().flatten().map(|l| l.0);
+    let (ylo, yhi) = range(runs.iter().flat_map(|r| r.points.iter().map(|p| p.1)).chain(line_values), true);
     let mut chart = Frame { right: 16.0, bottom: 4.0, x_labels: 36.0, ..Frame::default() }
         .on(&rest, s)
         .build_cartesian_2d(0f64..xmax, (ylo..yhi).log_scale())
@@ -104,6 +121,11 @@ pub fn draw<DB: DrawingBackend>(
         .map_err(&e)?;
     place_labels(area, &chart, Axis::Y, &log_candidates(ylo, yhi, &[]), 0.0, fit(h, 22.0, s), s)?;
     let mut points = Vec::new();
+    for (v, color, label, what) in lines.iter().flatten() {
+        let style = color.stroke_width(s.px(1.6));
+        chart.draw_series(DashedLineSeries::new([(0.0, *v), (xmax, *v)], s.px(6.0), s.px(4.0), style)).map_err(&e)?;
+        points.push(hover(&chart, (xmax / 2.0, *v), format!("{label}: {} ({what})", exact(*v))));
+    }
     for (i, run) in runs.iter().enumerate() {
         let color = run.color(i);
         let pts: Vec<(f64, f64)> = run.points.iter().copied().filter(|p| p.1.is_finite() && p.1 > 0.0).collect();

@@ -48,6 +48,14 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
     if n_seeds > 0 {
         items.push(Item::new(Key::Line(MUTED.mix(0.9), 1.0, false), "each sweep seed, min–max bar"));
     }
+    // Arms whose sweep means are the same (an exact reversal trains the idea bit for bit as the
+    // baseline) would draw one line over the other: the idea's is dashed over the baseline's.
+    let coincide = !base.is_empty()
+        && base.len() == idea.len()
+        && base.iter().zip(&idea).all(|(b, x)| b.0 == x.0 && (b.1 - x.1).abs() <= 1e-12 * b.1.abs().max(1e-300));
+    if coincide {
+        items.push(Item::new(Key::Note, "the arms' means coincide at every lr: idea dashed over baseline"));
+    }
     let metric = format!("validation {}", r.metric_name());
     let rest = header(area, &format!("lr sweep: mean {metric}"), &items, s)?;
     // Both axes are labelled by place_labels: every grid lr, then 1-2-5 values, none touching.
@@ -86,8 +94,17 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, r: &Report, s: Sc
                 ));
             }
         }
-        chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(s.px(2.0)))).map_err(&e)?;
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, s.px(3.5), color.filled()))).map_err(&e)?;
+        let line = color.stroke_width(s.px(2.0));
+        if coincide && k == 1 {
+            chart.draw_series(DashedLineSeries::new(pts.iter().copied(), s.px(6.0), s.px(6.0), line)).map_err(&e)?;
+            // A ring, so the baseline's dot shows inside it.
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, s.px(4.5), color.stroke_width(s.px(2.0)))))
+                .map_err(&e)?;
+        } else {
+            chart.draw_series(LineSeries::new(pts.iter().copied(), line)).map_err(&e)?;
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, s.px(3.5), color.filled()))).map_err(&e)?;
+        }
         if let Some(&p) = pts.iter().find(|p| p.0 == best) {
             chart.draw_series(std::iter::once(Circle::new(p, s.px(8.0), color.stroke_width(s.px(2.0))))).map_err(&e)?;
         }

@@ -10,6 +10,7 @@ use crate::{CHARTS, card, draw_chart, format, live, load};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
+use rdbench_core::messages::TrivialLoss;
 use wasm_bindgen::prelude::*;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
@@ -123,19 +124,36 @@ fn series(series_json: &str) -> Result<Vec<live::Series>, JsError> {
     serde_json::from_str(series_json).map_err(|e| JsError::new(&e.to_string()))
 }
 
-/// Draw the live loss chart from `series_json` (`[{label, arm, phase, points: [[step, loss], ..]}, ..]`);
-/// returns what was drawn, as [`View::draw`] does.
+fn trivial(trivial_json: &str) -> Result<Option<TrivialLoss>, JsError> {
+    serde_json::from_str(trivial_json).map_err(|e| JsError::new(&format!("trivial_loss: {e}")))
+}
+
+/// Draw the live loss chart from `series_json` (`[{label, arm, phase, points: [[step, loss], ..]}, ..]`)
+/// and `trivial_json` (the `backend` event's `trivial_loss`, or `null`); returns what was
+/// drawn, as [`View::draw`] does.
 #[wasm_bindgen]
-pub fn draw_losses(canvas: HtmlCanvasElement, caption: &str, series_json: &str, dpr: f64) -> Result<String, JsError> {
-    let runs = series(series_json)?;
-    on_canvas(canvas, |a| live::draw(a, caption, &runs, Scale(dpr)))
+pub fn draw_losses(
+    canvas: HtmlCanvasElement,
+    caption: &str,
+    series_json: &str,
+    trivial_json: &str,
+    dpr: f64,
+) -> Result<String, JsError> {
+    let (runs, trivial) = (series(series_json)?, trivial(trivial_json)?);
+    on_canvas(canvas, |a| live::draw(a, caption, &runs, trivial.as_ref(), Scale(dpr)))
 }
 
 /// The live loss chart as an SVG document.
 #[wasm_bindgen]
-pub fn svg_losses(caption: &str, series_json: &str, width: u32, height: u32) -> Result<String, JsError> {
-    let runs = series(series_json)?;
-    as_svg(width, height, |a| live::draw(a, caption, &runs, Scale(1.0)))
+pub fn svg_losses(
+    caption: &str,
+    series_json: &str,
+    trivial_json: &str,
+    width: u32,
+    height: u32,
+) -> Result<String, JsError> {
+    let (runs, trivial) = (series(series_json)?, trivial(trivial_json)?);
+    as_svg(width, height, |a| live::draw(a, caption, &runs, trivial.as_ref(), Scale(1.0)))
 }
 
 /// The smallest two-sided sign-flip p that `n_pairs` pairs can give (see `card::min_reachable_p`).
@@ -189,7 +207,7 @@ pub fn memory_check(config_json: &str, workers: usize) -> Result<String, JsError
     let text = fp.line(true);
     let short = fp.short(true);
     let verdict =
-        rdbench_core::footprint::check(&bench, workers, WORKER_MEMORY_BYTES, true, "a browser worker's 4 GiB");
+        rdbench_core::footprint::check(&bench, workers, WORKER_MEMORY_BYTES, true, "what a browser worker can address");
     Ok(match verdict {
         Ok(_) => serde_json::json!({"text": text, "short": short, "refused": null, "largest_seq_len": null}),
         Err(too) => serde_json::json!({"text": text, "short": short, "refused": too.message, "largest_seq_len": too.largest_seq_len}),

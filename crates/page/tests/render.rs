@@ -185,7 +185,7 @@ fn live_chart_draws_runs() {
             reused: false,
         },
     ];
-    let out = svg(|a| live::draw(a, "baseline sweep", &runs, Scale(1.0)));
+    let out = svg(|a| live::draw(a, "baseline sweep", &runs, None, Scale(1.0)));
     assert!(out.contains("lr 0.01 seed 0") && out.contains("baseline sweep"));
 }
 
@@ -203,7 +203,7 @@ fn live_chart_keeps_both_arms() {
         .flat_map(|s| [run("baseline", "sweep", s, 1.0), run("idea", "sweep", s, 2.0), run("baseline", "full", s, 0.7)])
         .collect();
     for size in SIZES {
-        let (out, drawn) = svg_at(size.0, |a| live::draw(a, "minibatch loss", &runs, size.1));
+        let (out, drawn) = svg_at(size.0, |a| live::draw(a, "minibatch loss", &runs, None, size.1));
         for g in ["baseline sweep (3 runs)", "idea sweep (3 runs)", "baseline full (3 runs)"] {
             assert!(out.contains(g), "{g} missing at {size:?}");
         }
@@ -211,6 +211,54 @@ fn live_chart_keeps_both_arms() {
         let problems = drawn.label_problems();
         assert!(problems.is_empty(), "live chart at {size:?}: {problems:#?}");
     }
+}
+
+/// A regression's live chart draws the trivial predictor's MSE and the learning bar across,
+/// inside the y range even when every run is below (or above) them, named in the legend and
+/// read out on hover; without them (a classification) neither appears.
+#[test]
+fn live_chart_draws_the_plateau_and_the_learning_bar() {
+    // The adding problem's shape: a plateau at the trivial MSE, then a drop far below it.
+    let curve = |drop_at: usize| -> Vec<(f64, f64)> {
+        (0..600)
+            .map(|i| (i as f64, if i < drop_at { 0.16 } else { 0.16 * 0.99f64.powi((i - drop_at) as i32) }))
+            .collect()
+    };
+    let runs = vec![
+        live::Series {
+            label: "baseline full seed 0".into(),
+            arm: Some("baseline".into()),
+            phase: Some("full".into()),
+            points: curve(300),
+            reused: false,
+        },
+        live::Series {
+            label: "idea full seed 0".into(),
+            arm: Some("idea".into()),
+            phase: Some("full".into()),
+            points: curve(400),
+            reused: false,
+        },
+    ];
+    let trivial =
+        rdbench_core::messages::TrivialLoss { name: "always predicting 1".into(), value: 0.158, learned_below: 0.0158 };
+    for size in SIZES {
+        let (out, drawn) = svg_at(size.0, |a| live::draw(a, "minibatch loss", &runs, Some(&trivial), size.1));
+        assert!(out.contains("trivial predictor (always predicting 1): 0.158"), "{:?}", drawn.labels);
+        assert!(out.contains("learned below: 0.0158"), "{:?}", drawn.labels);
+        assert_eq!(drawn.points.len(), runs.len() + 2, "a read-out per run and per line");
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "live chart at {size:?}: {problems:#?}");
+    }
+    // Runs that never left the plateau: the learning bar is still inside the chart.
+    let flat: Vec<live::Series> = runs.iter().map(|r| live::Series { points: curve(10_000), ..r.clone() }).collect();
+    let (_, drawn) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &flat, Some(&trivial), Scale(1.0)));
+    let bar = drawn.points.iter().find(|p| p.text.starts_with("learned below")).expect("the bar's read-out");
+    let plateau = drawn.points.iter().find(|p| p.text.starts_with("trivial predictor")).expect("the line's read-out");
+    assert!(bar.y > plateau.y, "the bar is drawn below the plateau: {bar:?} vs {plateau:?}");
+    let (out, drawn) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs, None, Scale(1.0)));
+    assert!(!out.contains("trivial predictor") && !out.contains("learned below"));
+    assert_eq!(drawn.points.len(), runs.len());
 }
 
 /// A resumed bench's reused runs are drawn (dashed) and counted in groups of their own; a run
@@ -236,14 +284,14 @@ fn live_chart_counts_reused_runs_apart() {
             })
             .collect()
     };
-    let (out, drawn) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(true), Scale(1.0)));
+    let (out, drawn) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(true), None, Scale(1.0)));
     for g in ["baseline sweep, reused (2 runs)", "baseline sweep (1 run)", "baseline full, reused (1 run)"] {
         assert!(out.contains(g), "{g} missing: {:?}", drawn.labels);
     }
     assert!(!out.contains("baseline full (1 run)"), "a run without a point is counted");
     assert_eq!(drawn.points.iter().filter(|p| p.text.contains("mean loss of its last epoch")).count(), 3);
     // Dashed: each reused line is drawn as many short segments.
-    let (plain, _) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(false), Scale(1.0)));
+    let (plain, _) = svg_at((640, 360), |a| live::draw(a, "minibatch loss", &runs(false), None, Scale(1.0)));
     let lines = |svg: &str| svg.matches("<polyline").count() + svg.matches("<line").count();
     assert!(lines(&out) > lines(&plain) + 3, "reused runs are not dashed");
 }
@@ -389,6 +437,30 @@ fn sweep_labels_every_lr_and_shows_the_seeds() {
     assert_eq!(seeds, 2 * 3 * 2, "2 arms x 3 lrs x 2 sweep seeds");
     let y_labels = drawn.labels.iter().filter(|l| l.x1 < 80 && l.text.parse::<f64>().is_ok()).count();
     assert!(y_labels >= 3, "log y axis has {y_labels} labels");
+}
+
+/// Arms whose sweep means coincide (an exactly reversible model's) both stay visible: the
+/// idea's line dashed over the baseline's, and the legend says so; otherwise neither.
+#[test]
+fn sweep_shows_both_arms_when_they_coincide() {
+    let mut r = load(&quick()).unwrap().report;
+    let (plain, _) = svg_at((640, 360), |a| sweep::draw(a, &r, Scale(1.0)));
+    assert!(!plain.contains("coincide"));
+    for (lr, entry) in r.idea_sweep.iter_mut() {
+        let lr: f64 = lr.parse().unwrap();
+        entry.mean = r.baseline.sweep.iter().find(|b| b.cfg.lr == lr).unwrap().mean;
+    }
+    for (size, s) in SIZES {
+        let (out, drawn) = svg_at(size, |a| sweep::draw(a, &r, s));
+        let note = drawn.labels.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" ");
+        assert!(note.contains("coincide at every lr") && note.contains("dashed"), "{:?}", drawn.labels);
+        assert!(out.contains("coincide"));
+        let problems = drawn.label_problems();
+        assert!(problems.is_empty(), "sweep chart at {size:?}: {problems:#?}");
+    }
+    let (same, _) = svg_at((640, 360), |a| sweep::draw(a, &r, Scale(1.0)));
+    let lines = |svg: &str| svg.matches("<polyline").count() + svg.matches("<line").count();
+    assert!(lines(&same) > lines(&plain) + 3, "the idea's line is not dashed");
 }
 
 /// The frontier chart draws a point for every schedule and parameter of the report, each

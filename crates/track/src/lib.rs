@@ -187,7 +187,7 @@ pub struct SeqLens {
 pub struct TrackEntry {
     /// Config name.
     pub name: &'static str,
-    /// What a user sees in a choice list.
+    /// What a user sees in a choice list: short enough for a phone's select (the help says more).
     pub label: &'static str,
     /// The lengths it generates.
     pub seq_lens: SeqLens,
@@ -203,19 +203,19 @@ pub const MAX_SEQ_LEN: usize = 20_000;
 pub const TRACKS: &[TrackEntry] = &[
     TrackEntry {
         name: "dynamics",
-        label: "dynamics (damped pendulum)",
+        label: "dynamics (pendulum)",
         seq_lens: SeqLens { default: 80, min: 1, max: MAX_SEQ_LEN },
         build: |t| Box::new(Pendulum::new(t)),
     },
     TrackEntry {
         name: "mnist1d",
-        label: "mnist1d (MNIST-1D classification)",
+        label: "mnist1d (classify)",
         seq_lens: SeqLens { default: 40, min: 2, max: MAX_SEQ_LEN },
         build: |t| Box::new(Mnist1d::new(t)),
     },
     TrackEntry {
         name: "adding",
-        label: "adding (the adding problem, long memory)",
+        label: "adding (long memory)",
         seq_lens: SeqLens { default: 200, min: 2, max: MAX_SEQ_LEN },
         build: |t| Box::new(Adding::new(t)),
     },

@@ -8,7 +8,8 @@
 use crate::browser::get;
 use js_sys::{Function, Promise};
 use rdbench_core::config::BenchConfig;
-use rdbench_core::messages::{BackendChoice, WorkerEvent};
+use rdbench_core::learnability;
+use rdbench_core::messages::{BackendChoice, TrivialLoss, WorkerEvent};
 use rdbench_core::report::Calibration;
 use rdbench_engine::backend::{self, Backend};
 use rdbench_engine::calibrate::{Share, calibrate_default, calibrate_gpu, choose_faster};
@@ -137,6 +138,12 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
         figures.push(measure(Kind::Cpu, config, cpu_workers).await?);
     }
     let work = rdbench_engine::work::BenchWork::of(config).total();
+    let ctx = config.resolve().map_err(|e| e.to_string())?;
+    let trivial_loss = ctx.trivial_loss().map(|r| TrivialLoss {
+        learned_below: learnability::threshold(ctx.task.direction(), r.metric),
+        name: r.name,
+        value: r.metric,
+    });
     Ok(WorkerEvent::Backend {
         backend: b.name,
         adapter: b.adapter,
@@ -147,6 +154,7 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
         work_low: work.low,
         work_high: work.high,
         fallback_adapter,
+        trivial_loss,
     })
 }
 

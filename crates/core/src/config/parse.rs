@@ -63,27 +63,34 @@ pub fn parse_value(k: &Knob, text: &str) -> Result<Value, String> {
             if t.is_empty() {
                 return Err("the learning-rate list is empty".into());
             }
+            // Every bad entry is named at once: a list with two typos is fixed in one go.
             let mut lrs: Vec<f64> = Vec::new();
+            let mut bad: Vec<String> = Vec::new();
             for part in t.split(',').map(str::trim) {
                 // Training is float32: an lr whose float32 is not normal is 0, subnormal or
                 // infinite there. Huge finite ones are accepted: they are how divergence is
                 // tested. The bounds are float32's own, as they print (3.4028235e38 rounds to
                 // f32::MAX, though as an f64 it lies just above it).
                 let Some(lr) = part.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0) else {
-                    return Err(format!("every lr must be a positive finite number (got {part:?})"));
+                    bad.push(format!("{part:?} is not a positive finite number"));
+                    continue;
                 };
                 if !(lr as f32).is_normal() {
-                    return Err(format!(
-                        "every lr must lie in float32's normal range, {:e} to {:e}: training is float32 \
-                         (got {part})",
+                    bad.push(format!(
+                        "{part} is outside float32's normal range, {:e} to {:e} (training is float32)",
                         f32::MIN_POSITIVE,
                         f32::MAX
                     ));
+                } else if let Some(same) = lrs.iter().find(|&&l| l == lr) {
+                    bad.push(format!("{part} is listed twice (both are {same})"));
+                } else {
+                    lrs.push(lr);
                 }
-                if let Some(same) = lrs.iter().find(|&&l| l == lr) {
-                    return Err(format!("lr {part} is listed twice (both are {same})"));
-                }
-                lrs.push(lr);
+            }
+            match bad.as_slice() {
+                [] => {}
+                [one] => return Err(format!("bad lr: {one}")),
+                many => return Err(format!("{} bad lrs: {}", many.len(), many.join("; "))),
             }
             if lrs.len() > max_len {
                 return Err(format!("at most {max_len} learning rates (got {})", lrs.len()));

@@ -99,13 +99,19 @@ fn edge_values() {
     // float32's bounds as they print (the message's) are accepted: each rounds to a normal float32.
     assert_eq!(parse_texts([("lrs", "1.1754944e-38,3.4028235e38")]).unwrap().lrs, vec![1.1754944e-38, 3.4028235e38]);
     let errs = parse_texts([("lrs", "0.01,1e-2")]).unwrap_err();
-    assert_eq!(errs[0].message, "lr 1e-2 is listed twice (both are 0.01)");
+    assert_eq!(errs[0].message, "bad lr: 1e-2 is listed twice (both are 0.01)");
     // The lr is named as typed, not as a 320-digit decimal.
     let errs = parse_texts([("lrs", "1e-320")]).unwrap_err();
     assert_eq!(
         errs[0].message,
-        "every lr must lie in float32's normal range, 1.1754944e-38 to 3.4028235e38: training is float32 \
-         (got 1e-320)"
+        "bad lr: 1e-320 is outside float32's normal range, 1.1754944e-38 to 3.4028235e38 (training is float32)"
+    );
+    // Every bad entry is named at once, in the order typed.
+    let errs = parse_texts([("lrs", "0, 0.01, -1, abc, 0.010")]).unwrap_err();
+    assert_eq!(
+        errs[0].message,
+        "4 bad lrs: \"0\" is not a positive finite number; \"-1\" is not a positive finite number; \
+         \"abc\" is not a positive finite number; 0.010 is listed twice (both are 0.01)"
     );
 }
 

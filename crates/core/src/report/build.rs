@@ -242,7 +242,7 @@ fn task_info(
 ) -> TaskInfo {
     let (cfg, track, task) = (&ctx.cfg, &*ctx.track, ctx.task);
     let n = ctx.train_sequences;
-    let reference = track.reference(&track.generate(cfg.data_seed, n));
+    let reference = ctx.reference();
     let metric = task.test_metric();
     let secondary = task.secondary().map(|name| {
         let per_seed = |arm: Arm| -> Vec<Option<f64>> {
