@@ -63,6 +63,7 @@ const compare = createCompare({
   showReport: (text, source) => results.showReport(text, source),
   shown: () => results.shown,
   rerun: (config) => rerunConfig(config),
+  showSeries: (kind, text, source) => (kind === 'study' ? study : scale)?.showText(text, source) ?? false,
 });
 
 /** Put a report's config into the form (the backend control keeps its choice); refused
@@ -568,13 +569,15 @@ async function init() {
     },
   });
   window.rdbench.controls = controls;
-  const series = (what, other) => ({
+  // A study or scale study that finishes is kept in the history, as a finished bench is.
+  const series = (what, other, kind) => ({
     charts, getStart: nextStart, isBusy: () => engine.state.running || Boolean(other()?.state.running), banner,
     onState: refreshRunState,
     confirm: (e) => (asks(e) ? confirmLong(e, { what }) : Promise.resolve(true)),
+    onResult: (json, label) => compare.keepSeries(kind, json, label),
   });
-  study = createStudy(series('study', () => scale));
-  scale = createScale(JSON.parse(m.config_schema()), series('scale study', () => study));
+  study = createStudy(series('study', () => scale, 'study'));
+  scale = createScale(JSON.parse(m.config_schema()), series('scale study', () => study, 'scale'));
   window.rdbench.study = study.state;
   window.rdbench.studyEngine = study.engine;
   window.rdbench.scale = scale.state;

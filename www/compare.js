@@ -11,9 +11,10 @@ const textOf = (v) => (v === undefined ? 'not recorded' : Array.isArray(v) ? v.j
 
 /**
  * charts: promise of the charts wasm; showReport(text, source): show a report above;
- * shown(): {text, source} of the report shown now (or null); rerun(config): fill the form.
+ * shown(): {text, source} of the report shown now (or null); rerun(config): fill the form;
+ * showSeries(kind, text, source): show a kept study or scale study in its panel.
  */
-export function createCompare({ charts, showReport, shown, rerun }) {
+export function createCompare({ charts, showReport, shown, rerun, showSeries = async () => false }) {
   const history = createHistory();
   const selected = new Set();
 
@@ -50,16 +51,29 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     };
   }
 
+  /** The list's line for a study or a scale study (`kind` 'study' or 'scale'): what it ran
+   *  and, for a study, whether the pooled mechanism held. Not comparable with a bench. */
+  function seriesSummary(kind, text) {
+    const r = JSON.parse(text);
+    const n = r.table?.length ?? 0;
+    const list = (v) => (Array.isArray(v) ? v.join(', ') : '?');
+    const headline = kind === 'study'
+      ? `Study: mechanism ${r.pooled?.confirmed ? 'confirmed' : 'not confirmed'} over ${r.pooled?.n_probes ?? '?'} pooled probes`
+      : `Scale study: memory, work and accuracy against T = ${list(r.seq_lens)}`;
+    return { kind, headline, outcome: 'series', problems: 0, bench: `${n} benches: ${list(r.tracks)} × ${list(r.models)}` };
+  }
+
   /** A line under the history's buttons saying what Keep did (a role=status region). */
   function note(text) {
     $('history-note').textContent = text ?? '';
   }
 
-  /** Keep a report; resolves to {id, twin} (twin: the entry that already held it), or null
-   *  when it could not be kept. */
-  async function keep(text, source) {
+  /** Keep a report (`kind` null), a study or a scale study ('study', 'scale'); resolves to
+   *  {id, twin} (twin: the entry that already held it), or null when it could not be kept. */
+  async function keep(text, source, kind = null) {
     try {
-      const { id, dropped, twin } = await history.add(text, source, await summaryOf(text));
+      const summary = kind ? seriesSummary(kind, text) : await summaryOf(text);
+      const { id, dropped, twin } = await history.add(text, source, summary);
       for (const d of dropped) selected.delete(d);
       await render();
       flash(id);
@@ -118,6 +132,10 @@ export function createCompare({ charts, showReport, shown, rerun }) {
       const s = e.summary ?? {};
       const when = new Date(e.savedAt).toLocaleString();
       const name = `${e.source}, ${when}`;
+      if (s.kind === 'study' || s.kind === 'scale') {
+        list.append(seriesEntry(e, s, name, when));
+        continue;
+      }
       const box = el('input', { type: 'checkbox', checked: selected.has(e.id) });
       box.setAttribute('aria-label', `select ${name} for comparison`);
       box.addEventListener('change', () => {
@@ -164,6 +182,32 @@ export function createCompare({ charts, showReport, shown, rerun }) {
     compareState();
     keepState();
     recheck(entries);
+  }
+
+  /** A kept study or scale study: shown in its own panel (not above), never compared. */
+  function seriesEntry(e, s, name, when) {
+    const what = el('div', { className: 'h-what' },
+      el('span', { className: 'h-verdict series', textContent: s.headline }),
+      el('span', { className: 'h-meta', textContent: ` · ${s.bench}` }),
+      el('div', { className: 'h-source', textContent: `${e.source} · kept ${when} · ${bytes(e.bytes)} · shown in its panel, not compared` }));
+    const show = el('button', { type: 'button', className: 'ghost small', textContent: 'Show' });
+    show.setAttribute('aria-label', `show ${name} in the ${s.kind === 'study' ? 'Study' : 'Scale'} panel`);
+    show.addEventListener('click', async () => {
+      const full = await history.get(e.id);
+      await showSeries(s.kind, full.text, `${e.source} (from the history)`);
+    });
+    const del = el('button', { type: 'button', className: 'ghost small danger', textContent: 'Delete' });
+    del.setAttribute('aria-label', `delete ${name} from the history`);
+    del.addEventListener('click', async () => {
+      await history.remove(e.id);
+      await render();
+      $('history-list').querySelector('input, button')?.focus();
+    });
+    // The pick column stays, empty, so the entries line up.
+    const li = el('li', { className: 'h-entry' }, el('span', { className: 'h-pick' }), what, el('div', { className: 'h-actions' }, show, del));
+    li.dataset.id = String(e.id);
+    li.dataset.kind = s.kind;
+    return li;
   }
 
   /** Compare needs two: two ticked, or one ticked and the report shown above. */
@@ -313,6 +357,8 @@ export function createCompare({ charts, showReport, shown, rerun }) {
   charts.then(render, () => {});
   return {
     keep,
+    /** Keep a study or scale study that finished here. */
+    keepSeries: (kind, text, source) => keep(text, source, kind),
     /** The report shown above changed: Keep and Compare follow, and Keep's last word goes. */
     shownChanged() {
       note('');

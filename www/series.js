@@ -26,9 +26,10 @@ const MAX_BYTES = 256 * 1024 * 1024;
  *   problem(): what is wrong with those inputs (Run stays off), or null }
  * charts: the charts wasm module promise; getStart(): {config, backend} of the controls or
  * null; isBusy(): whether another engine runs; banner(kind, text); onState(): called when
- * the series starts or stops; confirm(e): asks about a long series, resolves true to go on.
+ * the series starts or stops; confirm(e): asks about a long series, resolves true to go on;
+ * onResult(json, label): a series finished here (the page keeps it in its history).
  */
-export function createSeries(view, { charts, getStart, isBusy, banner, onState = () => {}, confirm = async () => true }) {
+export function createSeries(view, { charts, getStart, isBusy, banner, onState = () => {}, confirm = async () => true, onResult = () => {} }) {
   const { id, noun } = view;
   const state = {
     // From Run (its measuring included) until the series ends or stops.
@@ -282,6 +283,22 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
     state.elapsedBefore = elapsed();
     progress.value = 1;
     display(m, json, `${noun[0].toUpperCase()}${noun.slice(1)} finished: ${state.reports.length} benches in ${duration(state.elapsedBefore)}.`);
+    onResult(json, `the ${noun} that finished ${new Date().toLocaleString()}`);
+  }
+
+  /** Show a result text kept elsewhere (the history): checked as Load checks a file. */
+  async function showText(text, source) {
+    loadError.hidden = true;
+    const m = await charts;
+    try {
+      view.check(m, text);
+    } catch (e) {
+      refuse(`${source} is not a valid ${kind}: ${e.message ?? e}`);
+      return false;
+    }
+    display(m, text, `Showing ${source} (valid: every figure rebuilt from its embedded bench reports).`);
+    section.scrollIntoView({ block: 'start' });
+    return true;
   }
 
   /** Show a result (built here or loaded) and enable its download; refused while running. */
@@ -348,7 +365,7 @@ export function createSeries(view, { charts, getStart, isBusy, banner, onState =
   });
   setInterval(refresh, 500);
   refresh();
-  return { state, start, cancel, refresh, engine, display, status, output };
+  return { state, start, cancel, refresh, engine, display, showText, status, output };
 }
 
 /** A canvas in a hidden figure, named for assistive technology. */

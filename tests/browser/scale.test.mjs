@@ -44,7 +44,7 @@ test('Scale view: a two-length scale study in the workers, cancel and resume, ch
   await page.waitForFunction(() => !window.rdbench.scale.running, null, { timeout: 120_000 });
   const resume = await page.textContent('#scale-run');
   // The click races the workers: a tiny bench may finish before it lands.
-  assert(/^Resume scale study \((1 bench|[23] benches) and \d+ runs? kept\)$/.test(resume), `button: ${resume}`);
+  assert(/^Resume scale study \((1 bench|[23] benches) and \d+ runs? kept\)$/.test(resume), `button: ${resume} ${await page.evaluate(() => JSON.stringify({ base: window.rdbench.scale.base, n: window.rdbench.scale.reports.length, r: !!window.rdbench.scale.resultJson, s: JSON.stringify(window.rdbench.nextStart()) }))}`);
   await page.click('#scale-run');
   await page.waitForFunction(() => !document.getElementById('scale-download').disabled, null, { timeout: 600_000 });
   const done = await page.textContent('#scale-status');
@@ -65,6 +65,22 @@ test('Scale view: a two-length scale study in the workers, cancel and resume, ch
   const want = scale.table.reduce((n, r) => n + 3 * r.schedules.length + 2, 0);
   assert(drawn.points.length === want, `${drawn.points.length} points drawn, ${want} wanted`);
   await page.locator('#scale').screenshot({ path: join(ARTIFACTS, 'scale-desktop.png') });
+  // The finished scale study is in the history, and survives a reload: Show puts it back in
+  // the Scale panel, at desktop and at phone width.
+  const entry = '#history-list li[data-kind=scale]';
+  await page.waitForSelector(entry, { timeout: 10_000 });
+  assert((await page.textContent(entry)).includes('Scale study: memory, work and accuracy against T = 20, 40'), await page.textContent(entry));
+  await page.reload();
+  await page.waitForFunction(() => window.rdbench?.timings?.interactive);
+  for (const [width, height] of [[1440, 1000], [390, 844]]) {
+    await page.setViewportSize({ width, height });
+    await page.waitForSelector(entry, { timeout: 10_000 });
+    await page.click(`${entry} button:has-text("Show")`);
+    await page.waitForFunction(() => document.getElementById('scale-status').textContent.startsWith('Showing'), null, { timeout: 60_000 });
+    const rows = await page.$$eval('#scale-table tbody tr', (r) => r.length);
+    assert(rows === 4 && !(await page.isDisabled('#scale-download')), `${width} px: ${rows} rows after Show`);
+    assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${width} px: the page scrolls sideways`);
+  }
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();
 });
