@@ -13,6 +13,13 @@ bash scripts/toolchain.sh
 if [ "$what" != wasm ]; then
   echo "== cargo fmt --check"
   cargo fmt --all --check
+  # Comments say why, not which issue asked: history is in git.
+  echo "== no issue numbers in the code's comments"
+  if grep -rnE '\bissue #?[0-9]+' --include='*.rs' --include='*.js' --include='*.mjs' --include='*.sh' \
+      crates src www tests scripts | grep -v '^www/pkg/'; then
+    echo "comments cite issue numbers (above): say why instead" >&2
+    exit 1
+  fi
   echo "== clippy (native, all targets)"
   cargo clippy --release --workspace --all-targets -- -D warnings
 fi

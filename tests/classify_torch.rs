@@ -1,4 +1,4 @@
-//! Both models on a classification (issue 18) against PyTorch float64 autograd on real
+//! Both models on a classification against PyTorch float64 autograd on real
 //! MNIST-1D sequences (tests/fixtures/classify_torch.json, `tools/make_fixtures.py
 //! classify_torch`): the cross-entropy of the last step's readout and every parameter
 //! gradient, through burn autodiff, dense BPTT (the hand-written VJP, fused on the CPU) and

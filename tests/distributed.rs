@@ -1,4 +1,4 @@
-//! Past one machine (issue 20): `plan` → `work` in 3 tasks (one run twice, one killed
+//! Past one machine: `plan` → `work` in 3 tasks (one run twice, one killed
 //! midway and run again) → `merge` gives the report `rdbench run` gives on one machine, and
 //! the study `rdbench study` gives, measured memory included, except timing; so does the local
 //! driver (`xargs -P`) at each point of a grid. A merge with a missing or foreign record names it and writes

@@ -1,4 +1,4 @@
-//! The gradient schedules of the frontier (issue 17, `rdbench_engine::schedule`): revolve's
+//! The gradient schedules of the frontier (`rdbench_engine::schedule`): revolve's
 //! forward evaluations equal the optimum of the `checkpoint-schedules` package's Revolve for
 //! every slot count (tests/fixtures/revolve_schedules.json, made by tools/make_fixtures.py)
 //! and it never holds more than its slots; fixed-interval and revolve gradients are dense

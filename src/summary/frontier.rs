@@ -1,4 +1,4 @@
-//! The frontier as text (issue 17): one row per schedule and parameter, then the verdict on
+//! The frontier as text: one row per schedule and parameter, then the verdict on
 //! dominance. The bench summary and the study summary print it.
 
 use rdbench_core::frontier::{Frontier, PointMean};

@@ -92,7 +92,7 @@ test('the report figures are built from the charts registry, as the page had the
     return JSON.parse(m.chart_registry());
   });
   // The figures' names and texts as index.html wrote them before they were built, and the
-  // frontier's (issue 17).
+  // frontier's.
   const before = [
     ['per_seed', 'chart-per-seed', 'Per-seed comparison chart', false],
     ['sweep', 'chart-sweep', 'Learning-rate sweep chart', false],

@@ -1,4 +1,4 @@
-//! The frontier (issue 17): at the same memory, what would exact checkpointing have cost?
+//! The frontier: at the same memory, what would exact checkpointing have cost?
 //! At every probe of the idea's full runs the engine runs each gradient schedule on the probe
 //! batch ([`FrontierPoint`] records, counted as they ran); this module fixes which schedules
 //! at which budgets ([`grid`]) and turns the records into the report's `frontier` block:

@@ -1,5 +1,5 @@
 //! A plan: every run of a bench or a study, listed so that a scheduler (Slurm, Kubernetes,
-//! `xargs -P`) can run them on many machines (issue 20). The protocol has two stages: the
+//! `xargs -P`) can run them on many machines. The protocol has two stages: the
 //! sweep runs first; the full runs need each arm's best lr, so they are planned from the
 //! merged sweep (`Plan::next`). A run is found again by its record's key (arm, phase, lr,
 //! seed and run hash), and the merge checks that every planned run is there exactly once.

@@ -101,7 +101,7 @@ pub struct ChainedDefect {
     pub defect: Option<f64>,
 }
 
-/// A gradient schedule, as the frontier names it (issue 17): how a backward pass gets the
+/// A gradient schedule, as the frontier names it: how a backward pass gets the
 /// hidden states its VJPs need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -180,7 +180,7 @@ impl ScheduleAt {
     }
 }
 
-/// One gradient schedule run on a probe's batch and model (issue 17): what it held and
+/// One gradient schedule run on a probe's batch and model: what it held and
 /// evaluated, counted as it ran, and its gradient against dense BPTT's. Counts are per run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FrontierPoint {
@@ -245,7 +245,7 @@ pub struct ProbeRecord {
     /// The same measurement for dense BPTT on the probe batch (null under the same conditions).
     #[serde(default)]
     pub peak_bytes_dense: Option<u64>,
-    /// The idea's full runs (issue 17): every gradient schedule of the frontier run on the
+    /// The idea's full runs: every gradient schedule of the frontier run on the
     /// probe batch and this moment's model; empty for sweep runs and in older reports.
     #[serde(default)]
     pub frontier: Vec<FrontierPoint>,

@@ -1,4 +1,4 @@
-//! The mechanism study (issue 9): the same bench on every track, model and interval policy,
+//! The mechanism study: the same bench on every track, model and interval policy,
 //! the idea arms' probes pooled, and the mechanism conditions (a)–(d) of spec §5 judged over
 //! the pooled probes, per model and per track, with the shared chart of gradient cosine
 //! against reversal defect ([`chart`]).
@@ -187,7 +187,7 @@ pub struct StudyReport {
     pub per_model: Vec<PooledMechanism>,
     /// Conditions over each track's probes (every model and policy).
     pub per_track: Vec<PooledMechanism>,
-    /// Each model's frontier (issue 17), its benches' probes pooled; empty when the reports
+    /// Each model's frontier, its benches' probes pooled; empty when the reports
     /// have none.
     #[serde(default)]
     pub frontier: Vec<ModelFrontier>,

@@ -47,7 +47,7 @@ pub struct Stopped {
 }
 
 /// The training rule of `arm` in `phase` under `cfg`: the one place an arm is chosen. The
-/// idea's full runs also measure the frontier at every probe (issue 17).
+/// idea's full runs also measure the frontier at every probe.
 pub fn rule_for(arm: Arm, phase: Phase, cfg: &BenchConfig) -> Box<dyn GradientRule> {
     match arm {
         Arm::Baseline => Box::new(DenseRule),
@@ -442,7 +442,7 @@ impl Prepared {
 }
 
 /// Train the runs `specs` of `cfg` on `backend`, whatever their phases and lrs: one share of
-/// a plan (issue 20). The runs of each (phase, arm) train as one population, split over
+/// a plan. The runs of each (phase, arm) train as one population, split over
 /// threads; a run's numbers do not depend on its population (tested), so they are those
 /// `run_phases` gives it. Every finished run is sent to `host` as it finishes.
 pub async fn train_runs(

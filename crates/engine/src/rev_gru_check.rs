@@ -6,6 +6,7 @@
 
 use crate::batch::DeviceData;
 use crate::error::EngineError;
+use crate::model::rev_gru::STATE_ONE;
 use crate::model::{self, ModelShape};
 use crate::schedule::Schedule;
 use crate::schedule::info_buffer::InfoBuffer;
@@ -15,9 +16,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rdbench_core::track::{self, Task, Track};
 use serde::Serialize;
-
-/// 2^23, a state's integer per unit (as rev_gru's).
-const STATE_ONE: f32 = 8_388_608.0;
 
 /// One forgetting cap's round trip on the device.
 #[derive(Clone, Debug, Serialize)]

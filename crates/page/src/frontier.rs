@@ -1,4 +1,4 @@
-//! Chart 5: the frontier (issue 17): cell evaluations (forward + reversal) against hidden
+//! Chart 5: the frontier: cell evaluations (forward + reversal) against hidden
 //! states held, both log, one line per schedule family (fixed interval, revolve, reversal at a
 //! fixed k; dense BPTT a square), every point coloured by its gradient's cosine with dense
 //! BPTT, the idea's operating points ringed. A point below and left of the idea's is an exact

@@ -80,7 +80,7 @@ pub struct Report {
     /// Every run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<Vec<RunRecord>>,
-    /// The idea against exact checkpointing at equal memory (issue 17), from the probes of
+    /// The idea against exact checkpointing at equal memory, from the probes of
     /// the idea's full runs; absent when none measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontier: Option<crate::frontier::Frontier>,

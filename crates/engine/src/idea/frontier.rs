@@ -1,4 +1,4 @@
-//! The frontier at one probe (issue 17): every gradient schedule run on the probe batch and
+//! The frontier at one probe: every gradient schedule run on the probe batch and
 //! the model of the moment, with its measured peak bytes and wall time, and each run's
 //! points from what the passes counted. Which schedules at which budgets is
 //! `rdbench_core::frontier::grid`; the passes the probe runs anyway (dense, the idea,

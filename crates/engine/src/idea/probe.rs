@@ -30,7 +30,7 @@ pub struct ProbeSettings {
     pub reversal_iters: usize,
     /// Training batch size (for the byte accounting).
     pub batch_size: usize,
-    /// Also run every schedule of the frontier (issue 17): the idea's full runs.
+    /// Also run every schedule of the frontier: the idea's full runs.
     pub frontier: bool,
 }
 

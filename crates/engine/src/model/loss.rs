@@ -1,4 +1,4 @@
-//! The training loss as the track defines it (issue 18): per step the squared error of a
+//! The training loss as the track defines it: per step the squared error of a
 //! regression, or at the last step the cross-entropy of a classification's readout. A
 //! [`StepLoss`] is one step's term; the forward pass sums its value, the backward pass takes
 //! its gradient with respect to the readout.

@@ -18,7 +18,7 @@ pub mod gru_params;
 pub mod kernels;
 pub mod loss;
 pub mod packed_rows;
-mod rev_gru;
+pub(crate) mod rev_gru;
 mod rev_gru_kernels;
 mod rev_ode;
 mod sequence_kernels;

@@ -11,8 +11,8 @@
 //! a'      = z a + (1 - z) n
 //! ```
 //!
-//! States are integers times 2^-23 (`HIDDEN_RADIX`), gates integers over 1024
-//! (`FORGET_RADIX`), as in the paper. The forgetting cap `bits` bounds z below by 2^-bits, so
+//! States are integers times 2^-23 ([`STATE_ONE`] per unit), gates integers over 1024
+//! ([`GATE_ONE`]), as in the paper. The forgetting cap `bits` bounds z below by 2^-bits, so
 //! a step forgets at most `bits` bits per unit. The product z a is rounded down; the
 //! preimages of one rounded product are at most 2^bits consecutive integers, and the
 //! *digit* (which of them a was) is what the step forgot. The [`InfoBuffer`] keeps the
@@ -35,10 +35,10 @@ use burn::tensor::activation::sigmoid;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-/// 2^23: a state's integer per unit.
-const STATE_ONE: f32 = 8_388_608.0;
+/// 2^23: a state's integer per unit (the fused kernels and the device check use it too).
+pub(crate) const STATE_ONE: f32 = 8_388_608.0;
 /// 2^10: a gate's integer per unit.
-const GATE_ONE: f32 = 1024.0;
+pub(crate) const GATE_ONE: f32 = 1024.0;
 
 /// First parameter of the half updated first (a, from b) and of the second (b, from a').
 const HALF_A: usize = 0;

@@ -10,6 +10,7 @@
 //! exact f32 values either way.
 
 use super::kernels::{Borrowed, Mat, run_of, run_of_mut, tensor, values};
+use super::rev_gru::{GATE_ONE, STATE_ONE};
 use super::simd;
 use burn::backend::flex::FlexTensor;
 use burn::backend::tensor::FloatTensor;
@@ -18,11 +19,6 @@ use burn::tensor::Tensor;
 
 /// The runtime-dispatched backend the tensor API runs on.
 type D = burn::backend::Dispatch;
-
-/// 2^23: a state's integer per unit (as `rev_gru.rs`).
-const STATE_ONE: f32 = 8_388_608.0;
-/// 2^10: a gate's integer per unit.
-const GATE_ONE: f32 = 1024.0;
 
 /// The cell's eight parameters (or their gradients), in the model's order: per half, input
 /// weights `[R, F, 3g]`, the other half's weights for z and r `[R, g, 2g]`, the candidate's
