@@ -4,6 +4,4 @@
 
 pub mod alloc_count;
 pub mod cli;
-pub mod journal;
-pub mod perf;
 pub mod summary;

@@ -467,7 +467,7 @@ fn work_total_counts_every_run_with_its_passes() {
     // full training trajectories (80 validation, 200 test) of T = 80.
     let cfg = tiny();
     let w = rdbench_engine::work::BenchWork::of(&cfg);
-    let (t, c) = (80u64, rdbench_engine::work::CellCost { forward: 10, reversal: 10, vjp: 30 });
+    let (t, c) = (80u64, rdbench_engine::model::CellCost { forward: 10, reversal: 10, vjp: 30 });
     // The baseline: dense BPTT per training trajectory, a forward pass per evaluated one.
     let baseline = |n: u64, n_eval: u64| 2 * n * t * (c.forward + c.vjp) + n_eval * t * c.forward;
     assert_eq!(w.run(Arm::Baseline, Phase::Sweep).mid, baseline(320, 80));

@@ -221,14 +221,15 @@ fn a_frontier_probe_records_every_schedule_of_the_grid() {
     }
 }
 
-/// The work units a probe is counted at (`rdbench_engine::work::probe`, the progress bar's
+/// The work units a probe is counted at (`rdbench_engine::idea::cost::probe`, the progress bar's
 /// and the estimate's unit) are what its passes counted as they ran, weighted by the model's
 /// cell costs: every schedule of the frontier, the forward pass for the true states and the
 /// one-step defects (T - 1 states rebuilt in one call), on each trajectory of the probe batch.
 /// Both models: the GRU's reversal costs its iterations, rev_ode_small's one inverse.
 #[test]
 fn work_units_count_what_a_probes_passes_ran() {
-    use rdbench_engine::work::{self, IdeaK};
+    use rdbench_engine::idea::cost::{self as work, IdeaK};
+    use rdbench_engine::schedule::units::reversal_pass;
     let data = Pendulum::default().generate_all(0);
     let (t, rows, iters) = (80u64, 8usize, 5usize);
     let cfg = BenchConfig { k_max: 8, reversal_iters: iters, batch_size: rows, ..BenchConfig::default() };
@@ -254,7 +255,7 @@ fn work_units_count_what_a_probes_passes_ran() {
         for p in rec.frontier.iter().filter(|p| p.at.schedule == ScheduleKind::Reversal) {
             let k = p.at.k.unwrap();
             let counted = p.forward_evals * c.forward + p.reversal_evals * c.reversal + p.vjp_steps * c.vjp;
-            assert_eq!(work::reversal_pass(&*model, 80, k, iters, true), counted, "k = {k}");
+            assert_eq!(reversal_pass(&*model, 80, k, iters, true), counted, "k = {k}");
         }
     }
 }

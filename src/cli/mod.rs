@@ -7,8 +7,10 @@ pub mod args;
 pub(crate) mod atomic;
 pub mod dataset;
 pub(crate) mod input;
+pub mod journal;
 mod memory;
 mod merge;
+pub mod perf;
 mod plan;
 mod progress;
 mod rerun;
@@ -61,7 +63,7 @@ enum Command {
     Dataset(dataset::DatasetArgs),
     /// Measure this core's f32 peak, time the fused kernels and training steps against it,
     /// and measure the memory of the checkpointed pass (--protocol: the default protocol).
-    Perf(crate::perf::PerfArgs),
+    Perf(perf::PerfArgs),
 }
 
 /// How a command failed.
@@ -121,7 +123,7 @@ pub fn main_with(cli: Cli) -> i32 {
                 2
             }
         },
-        Command::Perf(args) => crate::perf::run(&args),
+        Command::Perf(args) => perf::run(&args),
     }
 }
 

@@ -3,7 +3,7 @@
 //! finished run also goes to the journal as it finishes. Ctrl-C reaches the engine here.
 
 use super::signal;
-use crate::journal::Journal;
+use crate::cli::journal::Journal;
 use indicatif::{ProgressBar, ProgressStyle};
 use rdbench_core::records::{Arm, Phase, RunRecord};
 use rdbench_engine::host::{Event, Host};

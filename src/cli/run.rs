@@ -7,7 +7,7 @@ use super::Failure;
 use super::args::RunArgs;
 use super::atomic::AtomicFile;
 use super::progress::CliHost;
-use crate::journal::{self, Journal};
+use crate::cli::journal::{self, Journal};
 use crate::outln;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::{RunRecord, RunSpec, full_runs, sweep_runs};

@@ -80,7 +80,7 @@ impl Outputs {
     /// The outputs and the journals beside `--out`: refused if two name one file or one is
     /// among `inputs`, or if one cannot be written; all before any work.
     fn check(args: &ScaleArgs, inputs: &[(String, &Path)]) -> Result<Outputs, Failure> {
-        let journals = ["runs", "benches"].map(|kind| crate::journal::path_beside(&args.run.out, kind));
+        let journals = ["runs", "benches"].map(|kind| crate::cli::journal::path_beside(&args.run.out, kind));
         let mut outputs: Vec<(String, &Path)> =
             vec![("--out".into(), args.run.out.as_path()), ("--chart".into(), args.chart.as_path())];
         outputs.extend(journals.iter().map(|j| ("the journal beside --out".to_string(), j.as_path())));
@@ -95,7 +95,7 @@ fn write(
     args: &ScaleArgs,
     scale: &ScaleReport,
     outputs: Outputs,
-    journals: Option<(&Path, &crate::journal::Journal<rdbench_core::report::Report>)>,
+    journals: Option<(&Path, &crate::cli::journal::Journal<rdbench_core::report::Report>)>,
 ) -> Result<(), Failure> {
     use plotters::prelude::*;
     let mut svg = String::new();

@@ -8,7 +8,7 @@ use super::Failure;
 use super::args::{RunArgs, StudyArgs};
 use super::atomic::AtomicFile;
 use super::run::{bench, warn_unreachable_alpha};
-use crate::journal::{self, Journal};
+use crate::cli::journal::{self, Journal};
 use crate::outln;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::records::RunRecord;

@@ -4,7 +4,9 @@
 
 use super::Failure;
 use crate::outln;
-use rdbench_core::report::{is_scale, is_study, validate_json, validate_scale_json, validate_study_json};
+use rdbench_core::report::{is_scale, is_study, validate_json};
+use rdbench_core::scale::validate_scale_json;
+use rdbench_core::study::validate_study_json;
 use std::path::PathBuf;
 
 /// Flags of `validate`.

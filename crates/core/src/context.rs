@@ -86,9 +86,3 @@ impl BenchContext {
         self.task.is_regression().then(|| self.reference())
     }
 }
-
-/// The task of a track's config name, whatever its length (a report without a config names
-/// only its track). None for an unknown track.
-pub fn task_of(track: &str) -> Option<Task> {
-    crate::track::entry(track).map(|e| (e.build)(e.seq_lens.default).task())
-}

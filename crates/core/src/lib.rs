@@ -16,6 +16,7 @@ pub mod learnability;
 pub mod mechanism;
 pub mod messages;
 pub mod models;
+pub mod optimizer;
 pub mod plan;
 pub mod policy;
 pub mod progress;

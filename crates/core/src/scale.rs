@@ -295,3 +295,12 @@ pub fn build_scale(texts: &[String]) -> Result<ScaleReport, String> {
         reports: at.iter().map(|&i| values[i].clone()).collect(),
     })
 }
+/// Validate scale report text; on success return the parsed scale study.
+pub fn validate_scale_json(text: &str) -> Result<ScaleReport, Vec<crate::report::Problem>> {
+    crate::report::validate_merged(
+        text,
+        ("scale_version", SCALE_VERSION, "a scale report"),
+        build_scale,
+        |s: &ScaleReport| (s.scale_version, &s.reports),
+    )
+}

@@ -396,3 +396,12 @@ pub fn build_study(texts: &[String]) -> Result<StudyReport, String> {
         reports: values,
     })
 }
+/// Validate study report text; on success return the parsed study.
+pub fn validate_study_json(text: &str) -> Result<StudyReport, Vec<crate::report::Problem>> {
+    crate::report::validate_merged(
+        text,
+        ("study_version", STUDY_VERSION, "a study report"),
+        build_study,
+        |s: &StudyReport| (s.study_version, &s.reports),
+    )
+}

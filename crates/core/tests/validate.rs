@@ -3,7 +3,8 @@
 //! runs: every check its fields allow) and a study report (its benches and its pooled
 //! judgement rebuilt).
 
-use rdbench_core::report::{ProblemKind, validate_json, validate_study_json};
+use rdbench_core::report::{ProblemKind, validate_json};
+use rdbench_core::study::validate_study_json;
 use serde_json::{Value, json};
 
 fn read(path: &str) -> Value {

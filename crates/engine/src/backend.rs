@@ -104,3 +104,15 @@ pub async fn webgpu(hint: &str) -> Result<Backend, String> {
     let adapter = format!("{adapter} ({:?}, {:?})", info.backend, info.device_type);
     Ok(Backend::new(device, "webgpu", &adapter))
 }
+
+/// Whether `device` is on burn's cubecl backend (a GPU: WebGPU, Vulkan); false in builds
+/// without the GPU kernels.
+pub fn cube_device(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    return matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = device;
+        false
+    }
+}

@@ -60,7 +60,7 @@ pub async fn calibrate(
     workers: usize,
 ) -> Result<Calibration, EngineError> {
     let ctx = cfg.resolve()?;
-    let model = crate::protocol::build_model(&ctx)?;
+    let model = crate::model::build(&ctx)?;
     let n_train = ctx.train_sequences;
     let data = ctx.track.generate(cfg.data_seed, n_train).sweep_split(track::validation_size(n_train));
     let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
@@ -132,7 +132,7 @@ pub async fn calibrate_default(
 /// ([`calibrate_gpu`]; its figure is already this bench's, on one worker), elsewhere
 /// [`calibrate_default`] over `workers`.
 pub async fn calibrate_for(cfg: &BenchConfig, backend: &Backend, workers: usize) -> Result<Calibration, EngineError> {
-    if crate::model::kernels::cube_device(&backend.device) {
+    if crate::backend::cube_device(&backend.device) {
         calibrate_gpu(cfg, backend).await
     } else {
         calibrate_default(cfg, backend, workers).await

@@ -627,7 +627,7 @@ pub async fn dispatches(
         cfg.model = name.to_string();
     }
     let ctx = cfg.resolve()?;
-    let model = crate::protocol::build_model(&ctx)?;
+    let model = crate::model::build(&ctx)?;
     let data = ctx.track.generate(cfg.data_seed, ctx.train_sequences).full_split();
     let train = DeviceData::new(&data.train, device);
     let seeds: Vec<u64> = (0..population as u64).collect();

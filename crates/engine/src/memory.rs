@@ -25,7 +25,7 @@ pub fn set_meter(meter: &'static dyn HeapMeter) {
 
 /// Whether a pass on `device` is measured: a CPU backend with a meter registered.
 pub fn metered(device: &burn::tensor::Device) -> bool {
-    METER.get().is_some() && !crate::model::kernels::cube_device(device) && !device.is_autodiff()
+    METER.get().is_some() && !crate::backend::cube_device(device) && !device.is_autodiff()
 }
 
 /// Run `f` with this thread's counting stopped, for a library's transient scratch that is

@@ -55,25 +55,6 @@ pub fn rule_for(arm: Arm, phase: Phase, cfg: &BenchConfig) -> Box<dyn GradientRu
     }
 }
 
-/// The sizes a resolved bench builds its model for.
-pub fn model_shape(bench: &BenchContext) -> model::ModelShape {
-    model::ModelShape {
-        input: bench.track.input_dim(),
-        hidden: bench.cfg.hidden_size,
-        output: bench.track.output_dim(),
-        rank0: bench.cfg.rank_r0,
-        rank_max: bench.cfg.rank_max,
-        task: bench.task,
-        forget_bits: bench.cfg.forget_bits,
-    }
-}
-
-/// A resolved bench's model.
-pub fn build_model(bench: &BenchContext) -> Result<Box<dyn RecurrentModel>, EngineError> {
-    model::by_name(&bench.cfg.model, &model_shape(bench))
-        .map_err(|e| rdbench_core::config::ConfigError::new("model", e).into())
-}
-
 /// Where a population trains and how its progress is counted: the protocol's scheduler.
 struct Scheduler<'a> {
     /// The config and thread count, for splitting a phase over threads (native only).
@@ -427,7 +408,7 @@ struct Prepared {
 
 impl Prepared {
     fn new(bench: &BenchContext, backend: &Backend) -> Result<Prepared, EngineError> {
-        let model = build_model(bench)?;
+        let model = model::build(bench)?;
         let n_train = bench.train_sequences;
         let data = bench.track.generate(bench.cfg.data_seed, n_train);
         let sweep = data.sweep_split(track::validation_size(n_train));

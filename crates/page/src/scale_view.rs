@@ -4,7 +4,7 @@
 
 use crate::scale_chart;
 use rdbench_core::config::BenchConfig;
-use rdbench_core::report::validate_scale_json;
+use rdbench_core::scale::validate_scale_json;
 use rdbench_core::scale::{ScaleReport, bench_grid, scale_bench_name};
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;

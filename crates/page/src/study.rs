@@ -35,7 +35,7 @@ pub fn build_study(texts_json: &str) -> Result<String, JsError> {
 /// embedded bench reports); throws listing the problems.
 #[wasm_bindgen]
 pub fn check_study(text: &str) -> Result<(), JsError> {
-    rdbench_core::report::validate_study_json(text).map(|_| ()).map_err(|p| crate::web::problems_error(&p))
+    rdbench_core::study::validate_study_json(text).map(|_| ()).map_err(|p| crate::web::problems_error(&p))
 }
 
 /// Draw the study chart of `study_json` on `canvas` (`dpr`: device pixel ratio).

@@ -225,3 +225,9 @@ pub const TRACKS: &[TrackEntry] = &[
 pub fn entry(name: &str) -> Option<&'static TrackEntry> {
     TRACKS.iter().find(|t| t.name == name)
 }
+
+/// The task of a track's config name, whatever its length (a report without a config names
+/// only its track). None for an unknown track.
+pub fn task_of(name: &str) -> Option<Task> {
+    entry(name).map(|e| (e.build)(e.seq_lens.default).task())
+}

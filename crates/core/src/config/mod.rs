@@ -261,7 +261,7 @@ impl BenchConfig {
 
     /// The track's task (None for an unknown track).
     pub fn task(&self) -> Option<crate::track::Task> {
-        crate::context::task_of(&self.track)
+        crate::track::task_of(&self.track)
     }
 
     /// The shortest decimal spelling of an lr, used as a report key (`"0.001"`).

@@ -7,9 +7,7 @@ mod validate;
 
 pub use crate::mechanism::{Condition, MechanismDetail, MechanismSignature, ProbeTrace};
 pub use build::build;
-pub use validate::{
-    Era, Problem, ProblemKind, is_scale, is_study, validate_json, validate_scale_json, validate_study_json,
-};
+pub use validate::{Era, Problem, ProblemKind, is_scale, is_study, validate_json, validate_merged};
 
 use crate::config::BenchConfig;
 use crate::records::RunRecord;

@@ -4,10 +4,10 @@
 //! `rdbench_core::frontier::grid`; the passes the probe runs anyway (dense, the idea,
 //! reversal at the probed intervals) are points too.
 
+use crate::backend::cube_device;
 use crate::batch::{Batch, rows};
 use crate::memory::{metered, thread_peak_during};
 use crate::model::RecurrentModel;
-use crate::model::kernels::cube_device;
 use crate::schedule::plan::Action;
 use crate::schedule::whole::plans_at_each;
 use crate::schedule::{Pass, Schedule};

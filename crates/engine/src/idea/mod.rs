@@ -5,6 +5,7 @@
 //! (`rdbench_core::policy`, `rdbench_core::mechanism`). Training never imports this module:
 //! the protocol hands training an `IdeaRule`.
 
+pub mod cost;
 pub mod frontier;
 pub mod probe;
 pub mod rule;

@@ -7,6 +7,7 @@ use crate::batch::{Batch, DeviceData};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use crate::schedule::reversal::checkpointed_grads;
+use crate::schedule::units::RunCost;
 use crate::train::{GradOut, GradientRule, LocalFuture, RunExtras};
 use burn::tensor::Tensor;
 use rdbench_core::records::ProbeRecord;
@@ -43,15 +44,8 @@ impl IdeaRule {
 }
 
 impl GradientRule for IdeaRule {
-    fn cost(&self, model: &dyn RecurrentModel, t: usize, n_train: usize) -> crate::work::RunCost {
-        crate::work::run_cost(
-            model,
-            rdbench_core::records::Arm::Idea,
-            &self.settings,
-            t,
-            n_train,
-            crate::work::IdeaK::Mean,
-        )
+    fn cost(&self, model: &dyn RecurrentModel, t: usize, n_train: usize) -> RunCost {
+        super::cost::run_cost(model, &self.settings, t, n_train, super::cost::IdeaK::Mean)
     }
 
     fn start(&mut self, train: &DeviceData, runs: usize) {

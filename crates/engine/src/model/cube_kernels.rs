@@ -1002,7 +1002,7 @@ impl GruCubeKernels for Cube {
         bc1: f32,
         sqrt_bc2: f32,
     ) -> (CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor) {
-        use crate::train::adam::{BETA1, BETA2, CLIP_NORM, EPS};
+        use rdbench_core::optimizer::{BETA1, BETA2, CLIP_NORM, EPS};
         // Written in place: a buffer shared with another tensor is copied first.
         let own = |t: CubeTensor| if t.can_mut() { t } else { t.copy() };
         let [p, g, m, v, loss, lr] = [p, g, m, v, loss, lr].map(into_contiguous);

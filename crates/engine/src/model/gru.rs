@@ -218,10 +218,10 @@ impl RecurrentModel for Gru {
         self.reverse_unfused(p, h, x, iters)
     }
 
-    fn cell_cost(&self) -> crate::work::CellCost {
+    fn cell_cost(&self) -> super::CellCost {
         // `rdbench perf`'s cell-cost table: a fixed-point iteration costs about a step, a VJP
         // 3 (docs/PERF.md, "Work units").
-        crate::work::CellCost { forward: 10, reversal: 10, vjp: 30 }
+        super::CellCost { forward: 10, reversal: 10, vjp: 30 }
     }
 
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {

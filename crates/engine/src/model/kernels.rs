@@ -133,21 +133,9 @@ pub fn fused_on(device: &Device) -> bool {
     !device.is_autodiff() && matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
 }
 
-/// Whether `device` is on burn's cubecl backend (a GPU: WebGPU, Vulkan); false in builds
-/// without the GPU kernels.
-pub fn cube_device(device: &Device) -> bool {
-    #[cfg(feature = "cube")]
-    return matches!(device.as_dispatch(), burn::backend::DispatchDevice::Cube(_));
-    #[cfg(not(feature = "cube"))]
-    {
-        let _ = device;
-        false
-    }
-}
-
 /// Whether `device` runs the fused GPU kernels (burn's cubecl backend, without autodiff).
 pub fn cube_on(device: &Device) -> bool {
-    !device.is_autodiff() && cube_device(device)
+    !device.is_autodiff() && crate::backend::cube_device(device)
 }
 
 /// The fused GRU reversal on tensors (see [`CellKernels::gru_reverse`]).

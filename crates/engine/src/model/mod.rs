@@ -33,6 +33,7 @@ pub use sequence_kernels::SequenceKernels;
 
 use burn::tensor::Tensor;
 use rand_chacha::ChaCha8Rng;
+use rdbench_core::context::BenchContext;
 use rdbench_core::models::MODELS;
 use rdbench_core::track::Task;
 
@@ -68,6 +69,36 @@ const BUILDERS: &[(&str, Build)] = &[
 
 /// Parameters of a population: one `[R, rows, cols]` tensor per parameter.
 pub type Params = Vec<Tensor<3>>;
+
+/// The sizes a resolved bench builds its model for.
+pub fn shape_of(bench: &BenchContext) -> ModelShape {
+    ModelShape {
+        input: bench.track.input_dim(),
+        hidden: bench.cfg.hidden_size,
+        output: bench.track.output_dim(),
+        rank0: bench.cfg.rank_r0,
+        rank_max: bench.cfg.rank_max,
+        task: bench.task,
+        forget_bits: bench.cfg.forget_bits,
+    }
+}
+
+/// A resolved bench's model.
+pub fn build(bench: &BenchContext) -> Result<Box<dyn RecurrentModel>, crate::error::EngineError> {
+    by_name(&bench.cfg.model, &shape_of(bench)).map_err(|e| rdbench_core::config::ConfigError::new("model", e).into())
+}
+
+/// Work units of one trajectory's cell evaluation of each kind on a model: their relative
+/// cost, measured (`rdbench perf`'s cell-cost table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellCost {
+    /// A forward step h_{t-1} -> h_t.
+    pub forward: u64,
+    /// One reversal evaluation (a fixed-point iteration, or an algebraic inverse).
+    pub reversal: u64,
+    /// A one-step VJP (it re-runs its step inside).
+    pub vjp: u64,
+}
 
 /// A recurrent cell with a readout, its reversal and its one-step vector-Jacobian product.
 pub trait RecurrentModel: Send + Sync {
@@ -208,7 +239,7 @@ pub trait RecurrentModel: Send + Sync {
     }
     /// What each kind of cell evaluation costs on this model, in work units
     /// (`crate::work`).
-    fn cell_cost(&self) -> crate::work::CellCost;
+    fn cell_cost(&self) -> CellCost;
     /// `(r0, r_max)` for a model whose low-rank maps grow by enrichment (spec §7); None for
     /// a model without a rank (the rank knobs then change nothing).
     fn rank_limits(&self) -> Option<(usize, usize)> {

@@ -272,10 +272,10 @@ impl RecurrentModel for RevGru {
         1 // the exact inverse
     }
 
-    fn cell_cost(&self) -> crate::work::CellCost {
+    fn cell_cost(&self) -> super::CellCost {
         // `rdbench perf`'s cell-cost table (fused CPU kernels): an exact reversal costs 0.93 of
         // a step, a VJP 1.5 (docs/PERF.md, "Work units").
-        crate::work::CellCost { forward: 10, reversal: 9, vjp: 15 }
+        super::CellCost { forward: 10, reversal: 9, vjp: 15 }
     }
 
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {

@@ -202,10 +202,10 @@ impl RecurrentModel for RevOde {
         1 // the algebraic inverse
     }
 
-    fn cell_cost(&self) -> crate::work::CellCost {
+    fn cell_cost(&self) -> super::CellCost {
         // `rdbench perf`'s cell-cost table: an inverse costs about a step, a VJP 2.4 (docs/PERF.md,
         // "Work units").
-        crate::work::CellCost { forward: 10, reversal: 10, vjp: 24 }
+        super::CellCost { forward: 10, reversal: 10, vjp: 24 }
     }
 
     fn step_vjp(&self, p: &[Tensor<3>], s: VjpStep, grads: &mut Grads) -> Tensor<3> {

@@ -11,6 +11,7 @@ pub mod info_buffer;
 pub mod plan;
 pub mod reversal;
 pub mod revolve;
+pub mod units;
 pub mod whole;
 
 use crate::batch::Batch;

@@ -7,14 +7,7 @@ use crate::model::packed_rows::pack;
 use crate::model::zeros_like_each;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 
-/// Adam hyper-parameters of spec §3.
-pub const BETA1: f64 = 0.9;
-/// Second-moment decay.
-pub const BETA2: f64 = 0.999;
-/// Denominator epsilon.
-pub const EPS: f64 = 1e-8;
-/// Maximum global L2 norm of one run's gradient.
-pub const CLIP_NORM: f64 = 1.0;
+pub use rdbench_core::optimizer::{BETA1, BETA2, CLIP_NORM, EPS};
 
 /// Per-run global L2 norm of a population gradient, shape `[R, 1, 1]`.
 pub fn grad_norms(grads: &[Tensor<3>]) -> Tensor<3> {

@@ -6,7 +6,7 @@ use crate::batch::{Batch, DeviceData};
 use crate::error::EngineError;
 use crate::model::RecurrentModel;
 pub use crate::schedule::GradOut;
-use crate::work::RunCost;
+use crate::schedule::units::RunCost;
 use burn::tensor::Tensor;
 use rdbench_core::records::ProbeRecord;
 use std::future::Future;

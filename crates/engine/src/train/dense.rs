@@ -8,6 +8,7 @@ use crate::error::EngineError;
 use crate::model::RecurrentModel;
 use crate::model::loss::{row_cross_entropy, task_loss};
 use crate::schedule::Schedule;
+use crate::schedule::units::{self, RunCost};
 use burn::tensor::Tensor;
 use rdbench_core::track::Task;
 
@@ -15,8 +16,8 @@ use rdbench_core::track::Task;
 pub struct DenseRule;
 
 impl GradientRule for DenseRule {
-    fn cost(&self, model: &dyn RecurrentModel, t: usize, _n_train: usize) -> crate::work::RunCost {
-        crate::work::RunCost { step: crate::work::dense(model, t), probe: 0, eval: crate::work::forward(model, t) }
+    fn cost(&self, model: &dyn RecurrentModel, t: usize, _n_train: usize) -> RunCost {
+        RunCost { step: units::dense(model, t), probe: 0, eval: units::forward(model, t) }
     }
 
     fn grads(&mut self, model: &dyn RecurrentModel, params: &[Tensor<3>], batch: &Batch) -> GradOut {

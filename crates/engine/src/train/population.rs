@@ -202,7 +202,7 @@ struct Unread {
 
 /// Whether reading the device's values costs only a copy (a CPU backend).
 fn reads_are_free(device: &Device) -> bool {
-    !crate::model::kernels::cube_device(device)
+    !crate::backend::cube_device(device)
 }
 
 /// What a population step leaves: the new parameters, the same as packed rows where the

@@ -47,7 +47,7 @@ pub(super) fn check(r: &Report, c: &mut Checker) {
 /// config names its track in `track`; the dynamics track's is "lower is better").
 fn direction(r: &Report, c: &mut Checker) {
     let track = r.config.as_ref().map_or(r.track.as_str(), |c| c.track.as_str());
-    let task = crate::context::task_of(track);
+    let task = crate::track::task_of(track);
     match (crate::track::Direction::parse(&r.metric_direction), task) {
         (None, _) => c.fail(
             "metric_direction",
@@ -64,7 +64,7 @@ fn direction(r: &Report, c: &mut Checker) {
 /// Each arm's n, means and std from its `per_seed`.
 fn arms(r: &Report, c: &mut Checker) {
     let track = r.config.as_ref().map_or(r.track.as_str(), |c| c.track.as_str());
-    let classification = crate::context::task_of(track).is_some_and(|t| !t.is_regression());
+    let classification = crate::track::task_of(track).is_some_and(|t| !t.is_regression());
     let base = &r.baseline.full;
     let idea = &r.idea;
     for (path, per_seed, n, mean, std) in [

@@ -13,7 +13,7 @@ mod structure;
 mod study;
 
 pub use structure::Era;
-pub use study::{validate_scale_json, validate_study_json};
+pub use study::validate_merged;
 
 use super::{MAX_REPORT_BYTES, Report};
 use serde_json::Value;

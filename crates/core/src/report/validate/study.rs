@@ -1,32 +1,17 @@
-//! A study report (`study_report.json`) or a scale report (`scale_report.json`): every
-//! embedded bench report validated as a bench report (its problems under `reports[i]`), and
-//! the whole rebuilt from them (`study::build_study`, `scale::build_scale`) and compared
-//! path by path, so every figure traces to the benches it merged.
+//! A report merged from bench reports (a study's `study_report.json`, a scale study's
+//! `scale_report.json`): every embedded bench report validated as a bench report (its
+//! problems under `reports[i]`), and the whole rebuilt from them by the merge's own builder
+//! (`study::build_study`, `scale::build_scale`, which call this with it) and compared path by
+//! path, so every figure traces to the benches it merged.
 
 use super::diff::{differences, json};
 use super::{Checker, Problem, ProblemKind, parse, validate_json};
-use crate::scale::{SCALE_VERSION, ScaleReport, build_scale};
-use crate::study::{STUDY_VERSION, StudyReport, build_study};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// Validate study report text; on success return the parsed study.
-pub fn validate_study_json(text: &str) -> Result<StudyReport, Vec<Problem>> {
-    validate_merged(text, ("study_version", STUDY_VERSION, "a study report"), build_study, |s: &StudyReport| {
-        (s.study_version, &s.reports)
-    })
-}
-
-/// Validate scale report text; on success return the parsed scale study.
-pub fn validate_scale_json(text: &str) -> Result<ScaleReport, Vec<Problem>> {
-    validate_merged(text, ("scale_version", SCALE_VERSION, "a scale report"), build_scale, |s: &ScaleReport| {
-        (s.scale_version, &s.reports)
-    })
-}
-
 /// A report built from embedded bench reports: its version key, the version this build
 /// writes and what it is in words; `build` rebuilds it from the embedded texts.
-fn validate_merged<T: Serialize + DeserializeOwned>(
+pub fn validate_merged<T: Serialize + DeserializeOwned>(
     text: &str,
     (key, version, what): (&str, u32, &str),
     build: fn(&[String]) -> Result<T, String>,

@@ -297,7 +297,7 @@ fn cell_cost_table(device: &burn::tensor::Device, train: &DeviceData, steps: usi
     for m in rdbench_core::models::MODELS {
         let cfg = BenchConfig { model: m.name.into(), ..BenchConfig::default() };
         let ctx = cfg.resolve().expect("the defaults resolve for every model");
-        let model = rdbench_engine::protocol::build_model(&ctx).expect("a registered model");
+        let model = rdbench_engine::model::build(&ctx).expect("a registered model");
         let (params, _) = init_population(&*model, &(0..pop as u64).collect::<Vec<_>>(), device);
         let h = Tensor::<3>::random([pop, 32, model.hidden()], Distribution::Uniform(-0.5, 0.5), device);
         let x = b.x(3);
