@@ -174,6 +174,10 @@ test('tap targets on a phone (390 px): every visible control, and a checkbox\'s 
     return { out, n };
   });
   assert(small.n > 60, `only ${small.n} controls measured`);
+  // A checkbox itself is big enough to see and aim at (the browser's 13 px is not).
+  const boxes = await page.$$eval('input[type=checkbox]', (bs) => bs.filter((b) => b.getBoundingClientRect().width > 0)
+    .map((b) => [b.id || b.getAttribute('aria-label'), Math.round(b.getBoundingClientRect().width)]));
+  assert(boxes.length >= 4 && boxes.every(([, w]) => w >= 18), `checkboxes: ${JSON.stringify(boxes)}`);
   assert(small.out.length === 0, `${small.out.length} of ${small.n} tap targets under 44 px:\n${small.out.join('\n')}`);
   // Nothing is wider than the phone: no sideways scroll, no control cut off at the right.
   const wide = await page.evaluate(() => [document.documentElement.scrollWidth,

@@ -206,3 +206,37 @@ test('a negative seed count is told the range it misses, not that it is no whole
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();
 });
+
+test('the form at 1280 and 390 px: track names fit their select, the run bar stays short, bad lrs and a refused length are named in the page\'s words', async () => {
+  for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+    const page = await openPage(browser(), '', { width, height });
+    // Every track's name fits its select (a cut "adding (the adding problem, long me" does not).
+    const fits = await page.evaluate(() => {
+      const sel = document.getElementById('track');
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = getComputedStyle(sel).font;
+      // The select's own padding and arrow take about 40 px of its width.
+      return [...sel.options].map((o) => ({ text: o.text, fits: ctx.measureText(o.text).width <= sel.clientWidth - 40 }));
+    });
+    assert(fits.every((f) => f.fits), `${tag}: cut track names ${JSON.stringify(fits)}`);
+    // The sticky bar beside Run: the estimate in one short line, the breakdown below the form.
+    await page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 120_000 });
+    const bar = await page.evaluate(() => document.getElementById('run-bar').getBoundingClientRect().height);
+    assert(bar <= 0.2 * height, `${tag}: the run bar is ${bar} px of ${height}`);
+    // Two bad lrs, both named.
+    await setField(page, 'lr-0', '0');
+    await setField(page, 'lr-1', 'abc');
+    const lrs = await page.textContent('#lrs-error');
+    assert(lrs.startsWith('2 bad lrs') && lrs.includes('"0"') && lrs.includes('"abc"'), `${tag}: ${lrs}`);
+    await setField(page, 'lr-0', '0.001');
+    await setField(page, 'lr-1', '0.003');
+    // A length that does not fit a worker: one unit (GB), no CLI flag.
+    await page.selectOption('#track', 'adding');
+    await setField(page, 'hidden_size', '512');
+    await setField(page, 'seq_len', '20000');
+    const refused = await page.textContent('#seq_len-error');
+    assert(/ GB/.test(refused) && !refused.includes('GiB') && !refused.includes('--') && /the largest T that fits is \d+/.test(refused), `${tag}: ${refused}`);
+    assert(page.errors.length === 0, `${tag}: page errors: ${page.errors}`);
+    await page.close();
+  }
+});
