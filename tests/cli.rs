@@ -81,7 +81,10 @@ fn flags_share_one_rule_for_threads_and_steps_and_negative_values_are_values() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--tau") && err.contains("(got -inf)") && !err.contains("unexpected argument"), "{err}");
     let (_, _, err) = run(&["--lrs", "1e-320"]);
-    assert!(err.contains("--lrs") && err.contains("float32's normal range") && err.contains("bad lr: 1e-320 "), "{err}");
+    assert!(
+        err.contains("--lrs") && err.contains("float32's normal range") && err.contains("bad lr: 1e-320 "),
+        "{err}"
+    );
     let (_, _, err) = run(&["--model", "rev_ode_small", "--hidden", "8", "--r-max", "64"]);
     assert!(err.contains("--r-max") && err.contains("at most 4 (got 64)"), "{err}");
     // A study checks the config of each of its benches before the first trains.

@@ -42,8 +42,7 @@ fn each_tracks_default_length_reproduces_the_committed_runs() {
             .collect();
         for spelled in [0, len] {
             let cfg = BenchConfig { seq_len: spelled, ..cfg.clone() };
-            let specs: Vec<RunSpec> =
-                want.iter().map(|r| RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed }).collect();
+            let specs: Vec<RunSpec> = want.iter().map(|r| r.spec()).collect();
             let got =
                 futures::executor::block_on(rdbench_engine::protocol::train_runs(&cfg, &backend, &specs, &mut Quiet))
                     .unwrap();

@@ -83,7 +83,7 @@ fn groups<'a>(
                     .ok_or_else(|| {
                         format!(
                             "run {} was trained on {}: re-run it with --backend vulkan",
-                            run_name(&spec(r)),
+                            run_name(&r.spec()),
                             r.backend
                         )
                     })?
@@ -106,8 +106,8 @@ fn groups<'a>(
             } else {
                 None
             };
-            let name = if in_study { study_run_name(&cfg, &spec(r)) } else { run_name(&spec(r)) };
-            let entry = (spec(r), &values[i], name);
+            let name = if in_study { study_run_name(&cfg, &r.spec()) } else { run_name(&r.spec()) };
+            let entry = (r.spec(), &values[i], name);
             match out.iter_mut().find(|g| g.cfg == cfg && g.backend.name == backend.name && g.inexact == inexact) {
                 Some(g) => g.runs.push(entry),
                 None => out.push(Group { cfg: cfg.clone(), backend, inexact, runs: vec![entry] }),
@@ -115,10 +115,6 @@ fn groups<'a>(
         }
     }
     Ok(out)
-}
-
-fn spec(r: &RunRecord) -> RunSpec {
-    RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed }
 }
 
 /// Seconds the groups should take: each (phase, arm)'s work units at the speed calibrated
@@ -157,7 +153,7 @@ struct Checker<'a, 'g> {
 impl Host for Checker<'_, '_> {
     fn event(&mut self, event: &Event) {
         let Event::RunFinished(r) = event else { return };
-        let Some((_, file, name)) = self.group.runs.iter().find(|(s, _, _)| *s == spec(r)) else { return };
+        let Some((_, file, name)) = self.group.runs.iter().find(|(s, _, _)| *s == r.spec()) else { return };
         *self.done += 1;
         let tolerance = self.group.inexact.map(|_| GPU_TOLERANCE);
         let diffs = compare(file, r, tolerance);

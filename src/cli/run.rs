@@ -25,7 +25,7 @@ pub(super) fn plans<'a>(cfg: &'a BenchConfig, backend: &'a Backend) -> impl Fn(&
     let hash = cfg.run_hash();
     let sweep: Vec<RunSpec> = ARMS.iter().flat_map(|&a| sweep_runs(a, &cfg.lrs, cfg.n_sweep_seeds)).collect();
     move |r| {
-        let spec = RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
+        let spec = r.spec();
         // A full run's lr is the arm's best, known once its sweep is: any lr of the grid.
         r.backend == backend.name
             && r.run_hash == hash
@@ -40,7 +40,7 @@ fn reusable<'a>(cfg: &BenchConfig, backend: &Backend, prior: &'a [RunRecord]) ->
     let planned = plans(cfg, backend);
     let mut out: Vec<&RunRecord> = Vec::new();
     for r in prior.iter().filter(|r| r.build == rdbench_engine::BUILD && planned(r)) {
-        let spec = RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
+        let spec = r.spec();
         if !out.iter().any(|o| o.is_run(&spec, &r.backend, &r.run_hash)) {
             out.push(r);
         }

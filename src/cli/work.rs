@@ -82,7 +82,7 @@ struct RecordHost<'a> {
 impl Host for RecordHost<'_> {
     fn event(&mut self, event: &Event) {
         let Event::RunFinished(r) = event else { return };
-        let key = record_key(&RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed }, &r.run_hash);
+        let key = record_key(&r.spec(), &r.run_hash);
         let path = record_path(self.dir, &key);
         let text = serde_json::to_string(r).expect("a record serialises") + "\n";
         match AtomicFile::create(&path).and_then(|f| f.commit(text.as_bytes())) {

@@ -299,7 +299,7 @@ impl Plan {
                 problems.other_build.push((place, rec.build));
                 continue;
             }
-            let spec = RunSpec { arm: rec.arm, phase: rec.phase, lr: rec.lr, seed: rec.seed };
+            let spec = rec.spec();
             let at: Vec<usize> = by_key
                 .get(record_key(&spec, &rec.run_hash).as_str())
                 .into_iter()
@@ -366,7 +366,7 @@ impl Plan {
         if !hashes.contains_key(&rec.run_hash) {
             return format!("its run hash {} is no bench's of the plan (another config)", rec.run_hash);
         }
-        let spec = RunSpec { arm: rec.arm, phase: rec.phase, lr: rec.lr, seed: rec.seed };
+        let spec = rec.spec();
         format!("{} is not a run its bench plans", record_key(&spec, &rec.run_hash))
     }
 

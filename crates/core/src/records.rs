@@ -321,6 +321,11 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Which run this record is the record of.
+    pub fn spec(&self) -> RunSpec {
+        RunSpec { arm: self.arm, phase: self.phase, lr: self.lr, seed: self.seed }
+    }
+
     /// The record of the idea's full run of `seed` that carries only `probes` (what the
     /// mechanism judges; the other fields empty).
     pub fn of_probes(seed: u64, probes: Vec<ProbeRecord>) -> RunRecord {

@@ -65,10 +65,7 @@ pub async fn recheck(report: &str, selection: &str, seed: u64, host: &mut dyn Ho
     let this = rdbench_engine::BUILD;
     let mut builds: Vec<&str> = picked.iter().map(|&i| runs[i].build.as_str()).filter(|b| *b != this).collect();
     builds.dedup();
-    let specs: Vec<RunSpec> = picked
-        .iter()
-        .map(|&i| RunSpec { arm: runs[i].arm, phase: runs[i].phase, lr: runs[i].lr, seed: runs[i].seed })
-        .collect();
+    let specs: Vec<RunSpec> = picked.iter().map(|&i| runs[i].spec()).collect();
     let again = match rdbench_engine::protocol::train_runs(&cfg, &backend, &specs, host).await {
         Ok(r) => r,
         Err(s) => {
@@ -88,8 +85,7 @@ pub async fn recheck(report: &str, selection: &str, seed: u64, host: &mut dyn Ho
     };
     let mut differing = Vec::new();
     for (&i, spec) in picked.iter().zip(&specs) {
-        let Some(r) = again.iter().find(|r| RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed } == *spec)
-        else {
+        let Some(r) = again.iter().find(|r| r.spec() == *spec) else {
             differing.push(format!("{} (not re-run)", run_name(spec)));
             continue;
         };

@@ -39,7 +39,7 @@ fn protocol_runs(cfg: &BenchConfig, runs: &[RunRecord]) -> Vec<RunSpec> {
 pub(super) fn check(cfg: &BenchConfig, runs: &[RunRecord], config: &serde_json::Value, era: Era, c: &mut Checker) {
     let specs = protocol_runs(cfg, runs);
     let hash = cfg.run_hash_of(&|k| config.get(k).is_some());
-    let spec_of = |r: &RunRecord| RunSpec { arm: r.arm, phase: r.phase, lr: r.lr, seed: r.seed };
+    let spec_of = RunRecord::spec;
     let mut seen: Vec<RunSpec> = Vec::new();
     for (i, r) in runs.iter().enumerate() {
         let path = format!("runs[{i}]");
