@@ -96,7 +96,15 @@ test('Scale view: a committed scale report loads at phone width; a changed one i
   await page.waitForTimeout(200);
   const { out: bad, drawn } = await drawnProblems(page);
   assert(bad.length === 0, `at 390 px:\n${bad.join('\n')}`);
-  assert(drawn.points.length === committed.table.reduce((n, r) => n + 3 * r.schedules.length + 2, 0), 'every point drawn');
+  // Every schedule's three points and each arm's mean where it has one (a diverged run leaves
+  // none; the legend names the lengths).
+  const means = (r) => [r.baseline_metric, r.idea_metric].filter((v) => v !== null).length;
+  assert(drawn.points.length === committed.table.reduce((n, r) => n + 3 * r.schedules.length + means(r), 0), 'every point drawn');
+  const gaps = committed.table.filter((r) => r.idea_metric === null);
+  if (gaps.length) {
+    const legend = drawn.labels.map((l) => l.text).join(' | ');
+    assert(legend.includes('no mean at T'), `the legend does not name the lengths without a mean: ${legend}`);
+  }
   const rows = await page.$$eval('#scale-table tbody tr', (r) => r.length);
   assert(rows === committed.table.length, `${rows} table rows`);
   // Each row says whether its baseline learned, from its embedded report; a void comparison

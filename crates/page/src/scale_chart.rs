@@ -62,11 +62,19 @@ fn colour(kind: ScheduleKind) -> RGBColor {
 fn lines(chart: ScaleChart, rows: &[&ScaleRow]) -> Vec<Line> {
     let t = |r: &ScaleRow| r.seq_len as f64;
     if chart == ScaleChart::Metric {
-        let arm = |label: &str, colour, f: fn(&ScaleRow) -> Option<f64>| Line {
-            label: label.to_string(),
-            colour,
-            under: colour == BASELINE,
-            points: rows.iter().filter_map(|r| Some((t(r), f(r)?))).collect(),
+        // A length where an arm has no mean (a run diverged) has no point: the legend says so.
+        let arm = |label: &str, colour, f: fn(&ScaleRow) -> Option<f64>| {
+            let missing: Vec<String> = rows.iter().filter(|r| f(r).is_none()).map(|r| r.seq_len.to_string()).collect();
+            Line {
+                label: if missing.is_empty() {
+                    label.to_string()
+                } else {
+                    format!("{label} (no mean at T = {}: a run diverged)", missing.join(", "))
+                },
+                colour,
+                under: colour == BASELINE,
+                points: rows.iter().filter_map(|r| Some((t(r), f(r)?))).collect(),
+            }
         };
         return vec![
             arm("baseline", BASELINE, |r| r.outcome.baseline_metric),

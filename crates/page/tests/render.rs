@@ -525,8 +525,13 @@ fn scale_charts_draw_every_length_at_both_widths() {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scale/scale_report.json")).unwrap();
     let scale: ScaleReport = serde_json::from_str(&text).unwrap();
-    // Per track, model and length: 4 schedules on each of three charts, 2 arms on the metric's.
-    let want: usize = scale.table.iter().map(|r| 3 * r.schedules.len() + 2).sum();
+    // Per track, model and length: 4 schedules on each of three charts, and on the metric's
+    // each arm that has a mean (a diverged run leaves none, and the legend says where).
+    let means = |r: &rdbench_core::scale::ScaleRow| {
+        [r.outcome.baseline_metric, r.outcome.idea_metric].iter().filter(|m| m.is_some()).count()
+    };
+    let want: usize = scale.table.iter().map(|r| 3 * r.schedules.len() + means(r)).sum();
+    let gaps = scale.table.iter().any(|r| r.outcome.idea_metric.is_none() || r.outcome.baseline_metric.is_none());
     for (width, stacked, dpr) in [(1200.0, false, 1.0), (390.0, true, 1.0), (390.0, true, 3.0)] {
         let rows = scale_chart::panel_rows(&scale, stacked) as f64;
         let per_row = if stacked { width * 0.72 } else { width / scale.models.len() as f64 * 0.6 };
@@ -539,6 +544,7 @@ fn scale_charts_draw_every_length_at_both_widths() {
         for what in ["hidden states held against T", "cell evaluations against T", "gradient cosine to dense BPTT"] {
             assert_eq!(svg.matches(what).count(), scale.tracks.len() * scale.models.len(), "{what} at {size:?}");
         }
+        assert_eq!(gaps, svg.contains("no mean at T = "), "the legend names the lengths without a mean at {size:?}");
         let problems = drawn.label_problems();
         assert!(problems.is_empty(), "scale charts at {size:?}: {problems:#?}");
     }
