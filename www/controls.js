@@ -325,16 +325,22 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
   // Chromium ignores history updates beyond 200 in 10 s (a slider drag fires ~60 input
   // events a second), which would leave a stale link. So the hash is written at most every
   // 100 ms, the last state always last.
+  // A link opened meanwhile changes the URL before its hashchange is handled: a write still
+  // pending from the form's last edit must not put the old settings back over it
+  // (`lastHash`: the hash this page last wrote or loaded).
   let pendingHash = null;
   let hashTimer = null;
   let lastHashWrite = -Infinity;
+  let lastHash = location.hash;
   function writeHash(hash) {
     pendingHash = hash;
     if (hashTimer !== null) return;
     const flush = () => {
       hashTimer = null;
       lastHashWrite = performance.now();
+      if (location.hash !== lastHash && location.hash !== pendingHash) return; // a link: it loads next
       if (location.hash !== pendingHash) history.replaceState(null, '', pendingHash);
+      lastHash = pendingHash;
     };
     const wait = lastHashWrite + 100 - performance.now();
     if (wait <= 0) flush();
@@ -390,6 +396,7 @@ export function createControls({ schema, parseConfig, backends, onChange }) {
    * `dropped` (keys that are no setting, and a backend that is not one: the default).
    */
   function loadHash(hash) {
+    lastHash = String(hash);
     const params = new URLSearchParams(String(hash).replace(/^#/, ''));
     const given = new Map();
     for (const [key, text] of params) given.set(key, [...(given.get(key) ?? []), text]);
