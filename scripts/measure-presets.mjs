@@ -1,5 +1,5 @@
-// Benchmark the page in headless Chromium: the wall time of a whole preset bench from the Run
-// click to the drawn report (plus a screenshot and the downloaded report), or with `calibrate`
+// Benchmark the page in headless Chromium: the page's estimate of a preset bench and its wall
+// time from the Run click to the drawn report (plus a screenshot and the downloaded report), or with `calibrate`
 // only the engine's calibration of a backend (ms per work unit, the unit of the progress bar:
 // a share of one trajectory's cell evaluation, docs/SPEC.md "Progress and ETA") and the
 // estimate it gives for the Seed protocol.
@@ -135,6 +135,10 @@ try {
       const chose = backend === 'auto' ? 'auto chose' : `asked for ${backend}, the engine uses`;
       console.log(`${chose} ${info.backend}${info.note ? `: ${info.note}` : ''}`);
     } else {
+      // The page's own estimate of this bench, before Run, to set beside the wall time.
+      await page.waitForFunction(() => /Estimated time ≈/.test(document.getElementById('estimate-time')?.textContent ?? ''),
+        null, { timeout: 300_000 });
+      const estimate = await page.evaluate(() => document.getElementById('estimate-time').textContent);
       const t0 = Date.now();
       await page.click('#run');
       // A bench estimated above the page's threshold asks (before it starts, or once the engine
@@ -151,6 +155,7 @@ try {
       await page.screenshot({ path: `${out}.png`, fullPage: true });
       const env = JSON.parse(readFileSync(`${out}.json`, 'utf8')).environment;
       const phases = Object.entries(env.phase_wall_time_s).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ');
+      console.log(`the page's estimate before Run: ${estimate}`);
       console.log(`${preset} on ${env.backend} (${env.adapter}), ${env.threads} worker(s): ${wall.toFixed(1)} s from Run ` +
         `to the drawn report; engine wall time ${env.wall_time_s.toFixed(1)} s (${phases}); report ${out}.json, screenshot ${out}.png`);
     }

@@ -9,7 +9,7 @@ import { createScale } from './scale.js';
 import { createStudy } from './study.js';
 import { createRecheck } from './recheck.js';
 import { $ } from './dom.js';
-import { CONFIRM_ABOVE_S, estimateOf } from './estimate.js';
+import { CONFIRM_ABOVE_S, estimateOf, recordOutcome } from './estimate.js';
 import { duration, num, percent, useFormats } from './format.js';
 const timings = {};
 // For tests and the curious; filled in below.
@@ -229,20 +229,23 @@ const engine = createEngine({
   progress: (p) => results.progress(p),
   runFinished: () => {},
   report: (json) => {
+    let wall = null;
+    try { wall = JSON.parse(json).environment?.wall_time_s ?? null; } catch { /* showReport says why */ }
+    // First, so that the estimates made next carry what this bench taught.
+    learnFromOutcome(wall);
     closeQuestion();
     refreshRunState();
     runLabel();
     scheduleEstimate();
     estimatePresets();
     if ([$('cancel'), $('cancel-run'), document.body].includes(document.activeElement)) $('run').focus({ preventScroll: true });
-    let wall = null;
-    try { wall = JSON.parse(json).environment?.wall_time_s ?? null; } catch { /* showReport says why */ }
     results.finished(engine.state.finishedRuns.length, wall);
     // Named by when it finished: "this run" would still be said while the next one runs.
     const label = `the run that finished ${new Date().toLocaleString()}`;
     results.showReport(json, label, { ownRun: true }).then((ok) => ok && compare.keep(json, label));
   },
   stopped: (m, kept, { fractionKept, elapsed }) => {
+    startedRun = null;
     closeQuestion();
     refreshRunState();
     runLabel();
@@ -265,6 +268,7 @@ const engine = createEngine({
     }
   },
   crashed: (message, { wasRunning, fatal, onWebGpu, kept }) => {
+    startedRun = null;
     if (fatal) engineStatus('not loaded');
     closeQuestion();
     refreshRunState();
@@ -444,8 +448,22 @@ async function requestRun() {
   }
   const now = nextStart();
   if (!now || estimateKey(now) !== key || engine.state.running) return;
-  startedRun = { key, accepted: Boolean(known) };
+  startedRun = { key, accepted: Boolean(known), fresh: engine.reusable(now.config).length === 0 };
   run();
+}
+
+/** A bench Run started has finished in `wall` seconds: keep its wall time over the estimate
+ *  it started with (a fresh bench only: a resumed one was estimated whole but ran in part),
+ *  and estimate again with the correction that gives. */
+function learnFromOutcome(wall) {
+  const run = startedRun;
+  startedRun = null;
+  if (!run?.estimate || !run.fresh || !(wall > 0)) return;
+  if (recordOutcome(run.estimate.info.backend, run.estimate.raw, wall) === null) return;
+  // The calibrations are kept by the engine; the estimates made from them are redone.
+  estimates.clear();
+  settled.clear();
+  window.rdbench.outcomes = (window.rdbench.outcomes ?? 0) + 1;
 }
 
 /** The engine resolved the backend of the bench just started: its estimate, and the
@@ -455,6 +473,9 @@ function onBackendEstimate(info) {
   if (!run) return;
   const e = estimateOf(info);
   if (e.error) return;
+  // What the bench is measured against when it ends: the estimate before any correction, so
+  // that the ratios kept are the calibration's own error.
+  run.estimate = { info, raw: estimateOf(info, []).seconds };
   settled.set(run.key, e);
   estimates.set(run.key, Promise.resolve(e));
   showTime(e.text, 'ready', e.fallback);

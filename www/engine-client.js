@@ -67,6 +67,8 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
   const resolved = new Map();
   // The resolve in flight: { promise, settle } (one at a time, on worker 0).
   let resolving = null;
+  // The other workers' CPU timings that go with it, by worker index: their settle.
+  const sideCalibrations = new Map();
   // The bench in flight: per worker, its last progress and whether it has ended.
   let run = null;
 
@@ -86,6 +88,10 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     pool.length = 0;
     state.loaded = false;
     resolved.clear();
+    for (const [i, settle] of sideCalibrations) {
+      sideCalibrations.delete(i);
+      settle(event.stopped(STOP_REASON.backend, 'the engine worker stopped'));
+    }
     if (resolving) resolving.settle(event.stopped(STOP_REASON.backend, 'the engine worker stopped'));
   }
 
@@ -104,13 +110,57 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     return m;
   }
 
-  async function askResolve(config, backend) {
-    while (resolving) await resolving.promise;
+  // Resolves run one after another, each with its side calibrations: a second one started
+  // while the first's other workers still time the CPU would find them busy.
+  let resolveChain = Promise.resolve();
+
+  function askResolve(config, backend) {
+    const job = resolveChain.then(() => resolveOnce(config, backend));
+    resolveChain = job.catch(() => {});
+    return job;
+  }
+
+  async function resolveOnce(config, backend) {
     let settle;
     const promise = new Promise((r) => { settle = r; });
     resolving = { promise, settle: (m) => { resolving = null; settle(m); } };
+    // The bench runs on every CPU worker at once, sharing the cores: its calibration too, or
+    // a worker timed alone reads the machine faster than the bench will find it. The other
+    // workers time the CPU while worker 0 resolves (and times) the backend asked for.
+    const others = backend === 'webgpu' ? [] : Array.from({ length: workers - 1 }, (_, j) => sideCalibration(j + 1, config));
     ensureWorker(0).postMessage(request.resolve(structuredClone(config), backend, workers));
-    return promise;
+    const [m, ...side] = await Promise.all([promise, ...others]);
+    return m.type === EVENT.backend ? withSideCalibrations(m, side) : m;
+  }
+
+  /** Worker `i` times the CPU for `config` (a 'resolve' for the CPU): its 'backend' event,
+   *  or its 'stopped'. */
+  function sideCalibration(i, config) {
+    return new Promise((settle) => {
+      sideCalibrations.set(i, settle);
+      ensureWorker(i).postMessage(request.resolve(structuredClone(config), 'cpu', workers));
+    });
+  }
+
+  /** Worker 0's 'backend' event `m` with its CPU calibration taken over every worker: the
+   *  mean of their figures (each a median trial), the fastest and the slowest of their
+   *  trials. */
+  function withSideCalibrations(m, side) {
+    const cpu = m.calibration.findIndex((c) => c.backend !== 'webgpu');
+    const theirs = side.filter((s) => s.type === EVENT.backend)
+      .map((s) => s.calibration.find((c) => c.backend === m.calibration[cpu]?.backend))
+      .filter(Boolean);
+    if (cpu < 0 || !theirs.length) return { ...m, timed_workers: 1 };
+    const all = [m.calibration[cpu], ...theirs];
+    const calibration = m.calibration.slice();
+    calibration[cpu] = {
+      ...m.calibration[cpu],
+      ms_per_work_unit: all.reduce((s, c) => s + c.ms_per_work_unit, 0) / all.length,
+      ms_per_work_unit_min: Math.min(...all.map((c) => c.ms_per_work_unit_min ?? c.ms_per_work_unit)),
+      ms_per_work_unit_max: Math.max(...all.map((c) => c.ms_per_work_unit_max ?? c.ms_per_work_unit)),
+    };
+    // How many workers the CPU's figure was timed on at once (a page-side field).
+    return { ...m, calibration, timed_workers: all.length };
   }
 
   /**
@@ -204,6 +254,15 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
     }
   }
 
+  /** Whether `m` answers worker `i`'s side calibration (and settles it). */
+  function takeSide(i, m) {
+    const settle = i > 0 && sideCalibrations.get(i);
+    if (!settle) return false;
+    sideCalibrations.delete(i);
+    settle(m);
+    return true;
+  }
+
   function onMessage(i, m) {
     switch (m?.type) {
       case EVENT.loaded:
@@ -213,6 +272,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         }
         break;
       case EVENT.backend:
+        if (takeSide(i, m)) break;
         resolving?.settle(m);
         break;
       case EVENT.progress:
@@ -240,6 +300,7 @@ export function createEngine(on, { workers = defaultWorkers() } = {}) {
         if (run.ended.every(Boolean)) endRun(run.report ?? m);
         break;
       case EVENT.stopped:
+        if (takeSide(i, m)) break;
         if (resolving && !run?.n) { resolving.settle(m); break; }
         if (!run) break;
         run.ended[i] = true;

@@ -36,11 +36,12 @@
 //   { type: 'backend', backend, adapter, note, calibration, workers, work_total, work_low, work_high,
 //     fallback_adapter, trivial_loss }         the resolved backend; note: why auto chose it;
 //                                              calibration: [{ backend, ms_per_work_unit,
-//                                              ms_per_work_unit_max, workers, population? }] (the
-//                                              fastest and slowest of a few trials; WebGPU's are
+//                                              ms_per_work_unit_min, ms_per_work_unit_max, workers,
+//                                              population? }] (the median, fastest and slowest of
+//                                              a few trials; WebGPU's are
 //                                              this bench's figures from its population fit);
 //                                              estimate = work_total x ms_per_work_unit / workers,
-//                                              from work_low x ms_per_work_unit to
+//                                              from work_low x ms_per_work_unit_min to
 //                                              work_high x ms_per_work_unit_max;
 //                                              fallback_adapter: WebGPU on a software adapter
 //                                              (the CPU's calibration is listed too, to compare)

@@ -62,7 +62,8 @@ enum Command {
     /// Write a track's train and test data (inputs, targets or labels, the split) as JSON.
     Dataset(dataset::DatasetArgs),
     /// Measure this core's f32 peak, time the fused kernels and training steps against it,
-    /// and measure the memory of the checkpointed pass (--protocol: the default protocol).
+    /// and measure the memory of the checkpointed pass (--protocol: the default protocol;
+    /// --protocol long: the long learning protocol at T = 1000).
     Perf(perf::PerfArgs),
 }
 

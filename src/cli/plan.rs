@@ -105,7 +105,7 @@ fn core_hours(benches: &[rdbench_core::config::BenchConfig], backend: &rdbench_e
         let units = rdbench_engine::work::BenchWork::of(cfg).total();
         let secs = |u: u64, ms: f64| u as f64 * ms / 1000.0;
         mid += secs(units.mid, cal.ms_per_work_unit);
-        low += secs(units.low, cal.ms_per_work_unit);
+        low += secs(units.low, cal.ms_per_work_unit_min.unwrap_or(cal.ms_per_work_unit));
         high += secs(units.high, cal.ms_per_work_unit_max.unwrap_or(cal.ms_per_work_unit));
     }
     outln!(

@@ -126,8 +126,10 @@ fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: 
     let units = total - done;
     let at = |u: u64, ms: f64| u as f64 * ms / workers as f64 / 1000.0;
     let seconds = at(units.mid, cal.ms_per_work_unit);
-    let (low, high) =
-        (at(units.low, cal.ms_per_work_unit), at(units.high, cal.ms_per_work_unit_max.unwrap_or(cal.ms_per_work_unit)));
+    let (low, high) = (
+        at(units.low, cal.ms_per_work_unit_min.unwrap_or(cal.ms_per_work_unit)),
+        at(units.high, cal.ms_per_work_unit_max.unwrap_or(cal.ms_per_work_unit)),
+    );
     let reuse = if done.mid > 0 { format!(" (of {}; the rest is reused)", total.mid) } else { String::new() };
     eprintln!(
         "{prefix}estimated time ≈ {} ({}–{}) on {}{}: {} work units{reuse} × {} ms{}, speed measured just now",

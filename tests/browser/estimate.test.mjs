@@ -1,7 +1,7 @@
 // The time estimate before Run and the questions a long bench asks.
 import { join } from 'node:path';
 import { ARTIFACTS, assert, browser, openPage, test } from './harness.mjs';
-import { setField } from './helpers.mjs';
+import { TINY, runAndDownload, setField, tinyConfig } from './helpers.mjs';
 
 /** A page set for a bench far above the confirmation threshold: 1000 epochs on the CPU. */
 async function longBenchPage() {
@@ -70,4 +70,36 @@ test('a long bench started before its estimate was known asks once the engine ha
   assert((await page.textContent('#estimate-time')).includes('Estimated time'), 'estimate shown');
   assert(page.errors.length === 0, `page errors: ${page.errors}`);
   await page.close();
+});
+
+test('the estimate is timed on every worker at once and learns from the benches that finish, at 1280 and 390 px', async () => {
+  for (const [tag, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+    const page = await openPage(browser(), '?workers=2', { width, height });
+    await tinyConfig(page, TINY);
+    const ready = () => page.waitForFunction(() => document.getElementById('estimate-time').dataset.state === 'ready', null, { timeout: 60_000 });
+    await ready();
+    const before = await page.evaluate(() => window.rdbench.estimateFor(window.rdbench.nextStart()));
+    // Both workers timed the CPU at once; no bench has finished here yet: no correction.
+    assert(before.info.timed_workers === 2, `${tag}: timed on ${before.info.timed_workers} worker(s)`);
+    const shownDetail = await page.textContent('#estimate-detail');
+    assert(before.correction === null && shownDetail.includes('on 2 workers at once'), `${tag}: ${JSON.stringify(before.correction)} / ${shownDetail}`);
+    const { report } = await runAndDownload(page, 120_000);
+    const wall = report.environment.wall_time_s;
+    // The finished bench is kept: its wall time over the estimate it started with.
+    const kept = await page.evaluate(() => JSON.parse(localStorage.getItem('rdbench.estimate-outcomes'))['cpu-flex']);
+    assert(kept?.length === 1 && Math.abs(kept[0] - wall / before.seconds) < 1e-9 * kept[0], `${tag}: kept ${kept}, wall ${wall}, estimate ${before.seconds}`);
+    // The next estimate of the same bench is the calibration's times that ratio, and says so.
+    await ready();
+    const after = await page.evaluate(() => window.rdbench.estimateFor(window.rdbench.nextStart()));
+    const cal = after.info.calibration.find((c) => c.backend === after.info.backend);
+    const raw = after.info.work_total * cal.ms_per_work_unit / after.info.workers / 1000;
+    assert(Math.abs(after.seconds - raw * kept[0]) < 1e-9 * after.seconds, `${tag}: ${after.seconds} vs ${raw} x ${kept[0]}`);
+    assert(after.low <= after.seconds && after.seconds <= after.high, `${tag}: range ${after.low}–${after.high}`);
+    const detail = await page.textContent('#estimate-detail');
+    assert(detail.includes('Corrected ×') && detail.includes("this browser's last 1 bench on cpu-flex"), `${tag}: ${detail}`);
+    assert(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${tag}: the page scrolls sideways`);
+    await page.screenshot({ path: join(ARTIFACTS, `estimate-learned-${tag}.png`) });
+    assert(page.errors.length === 0, `${tag}: page errors: ${page.errors}`);
+    await page.close();
+  }
 });

@@ -35,7 +35,9 @@ test('Scale view: a two-length scale study in the workers, cancel and resume, ch
   assert(!(await page.isDisabled('#scale-run')) && await page.isHidden('#scale-problem'), 'Run after the fix');
   await page.click('#scale-run');
   await page.waitForFunction(() => window.rdbench.scale.estimate, null, { timeout: 120_000 });
-  const status = await page.textContent('#scale-status');
+  // The status says the estimate until the first bench's progress replaces it, which may come
+  // before this reads it: the estimate's own text is what it showed.
+  const status = await page.evaluate(() => window.rdbench.scale.estimate.text);
   assert(/Estimated time ≈ .+ for 4 benches on cpu-flex \(adding rnn_small T = 20 .+, adding rev_ode_small T = 40 .+\)/.test(status), `status: ${status}`);
   // Cancel during the second bench, then resume: the button says what is kept, the inputs lock.
   await page.waitForFunction(() => window.rdbench.scale.reports.length === 1 && window.rdbench.scale.running, null, { timeout: 600_000 });

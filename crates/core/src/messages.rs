@@ -123,7 +123,7 @@ pub enum WorkerEvent {
         #[serde(default)]
         work_total: u64,
         /// The work units if the idea trained at k = 1 throughout and at k_max throughout:
-        /// the estimate's range (`work_low x ms_per_work_unit` to `work_high x
+        /// the estimate's range (`work_low x ms_per_work_unit_min` to `work_high x
         /// ms_per_work_unit_max`, over the workers).
         #[serde(default)]
         work_low: u64,
@@ -225,6 +225,7 @@ mod tests {
         let calibration = vec![Calibration {
             backend: "cpu-flex".into(),
             ms_per_work_unit: 1.5,
+            ms_per_work_unit_min: Some(1.2),
             ms_per_work_unit_max: Some(1.8),
             workers: 2,
             population: None,

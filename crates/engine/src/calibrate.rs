@@ -43,13 +43,16 @@ impl Host for Timer {
     }
 }
 
-/// Timed steps per trial: the calibration is the fastest trial, the slowest its spread.
+/// Timed steps per trial: the calibration is the median trial, the fastest and the slowest its
+/// range.
 const STEPS_PER_TRIAL: usize = 2;
 
 /// Time `runs` baseline runs of `cfg` on `backend` for up to `max_steps` steps after a
 /// warm-up step, stopping early once `budget` has passed (at least one timed step). The
-/// timed steps are split into trials of [`STEPS_PER_TRIAL`]: the fastest trial is the speed
-/// (other work sharing the machine only slows a trial down), the slowest its upper end.
+/// timed steps are split into trials of [`STEPS_PER_TRIAL`]: their median is the speed (the
+/// machine's present load slows the bench as it slows the trials: the fastest trial alone
+/// read estimates 1.7–3.3x low under load; the mean takes in a first trial still slowed by
+/// the browser's tier-up compilation), the fastest and the slowest its range.
 /// `workers` is recorded as how many such workers the bench would run in parallel.
 pub async fn calibrate(
     cfg: &BenchConfig,
@@ -107,12 +110,15 @@ pub async fn calibrate(
             ms / units as f64
         })
         .collect();
-    let fastest = trials.iter().copied().fold(f64::INFINITY, f64::min);
-    let slowest = trials.iter().copied().fold(0.0, f64::max);
+    let mut sorted = trials.clone();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 };
     Ok(Calibration {
         backend: backend.name.clone(),
-        ms_per_work_unit: fastest,
-        ms_per_work_unit_max: Some(slowest),
+        ms_per_work_unit: median,
+        ms_per_work_unit_min: Some(sorted[0]),
+        ms_per_work_unit_max: Some(sorted[sorted.len() - 1]),
         workers,
         population: None,
     })
@@ -152,12 +158,15 @@ pub async fn calibrate_gpu(cfg: &BenchConfig, backend: &Backend) -> Result<Calib
     let one = calibrate(cfg, backend, r1, 3 * STEPS_PER_TRIAL, budget, 1).await?;
     let many = calibrate(cfg, backend, r2, 3 * STEPS_PER_TRIAL, budget, 1).await?;
     let slowest = |c: &Calibration| c.ms_per_work_unit_max.unwrap_or(c.ms_per_work_unit);
+    let fastest = |c: &Calibration| c.ms_per_work_unit_min.unwrap_or(c.ms_per_work_unit);
     let fit = fit_population((r1, one.ms_per_work_unit), (r2, many.ms_per_work_unit));
+    let fit_min = fit_population((r1, fastest(&one)), (r2, fastest(&many)));
     let fit_max = fit_population((r1, slowest(&one)), (r2, slowest(&many)));
     let share = Share::of(&BenchWork::of(cfg));
     Ok(Calibration {
         backend: backend.name.clone(),
         ms_per_work_unit: gpu_effective(&fit, &share),
+        ms_per_work_unit_min: Some(gpu_effective(&fit_min, &share)),
         ms_per_work_unit_max: Some(gpu_effective(&fit_max, &share)),
         workers: 1,
         population: Some(fit),
@@ -264,6 +273,7 @@ mod tests {
         Calibration {
             backend: backend.into(),
             ms_per_work_unit: ms,
+            ms_per_work_unit_min: None,
             ms_per_work_unit_max: None,
             workers,
             population: None,

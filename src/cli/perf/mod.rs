@@ -32,13 +32,45 @@ pub struct PerfArgs {
     /// Threads for `--protocol` (default: one per core), 1 to 256 as for `run`.
     #[arg(long, value_parser = crate::cli::args::threads_arg().get_value_parser().clone())]
     threads: Option<u16>,
-    /// Also run the default protocol (both arms, spec defaults) on every track and time each
-    /// phase, with each track's time against the dynamics track's.
-    #[arg(long)]
-    protocol: bool,
+    /// Also run a protocol and time each phase: `default` (the spec defaults on every track,
+    /// each track's time against the dynamics track's; what `--protocol` alone runs), `long`
+    /// (the page's Long sequences preset: the adding problem at T = 1000 under the protocol its
+    /// GRU baseline learns, tens of minutes on 2 cores) or `all` (both).
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "default")]
+    protocol: Option<ProtocolChoice>,
     /// Also train one default run (15 epochs, 400 trajectories) per arm and time it.
     #[arg(long)]
     runs: bool,
+}
+
+/// Which protocols `--protocol` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ProtocolChoice {
+    /// The spec defaults on every track.
+    Default,
+    /// The Long sequences preset (adding, T = 1000).
+    Long,
+    /// Both.
+    All,
+}
+
+impl ProtocolChoice {
+    /// The benches it runs: (title, track name for the comparison line, config).
+    fn benches(self) -> Vec<(String, &'static str, BenchConfig)> {
+        let mut out = Vec::new();
+        if self != ProtocolChoice::Long {
+            for t in track::TRACKS {
+                let cfg = BenchConfig { track: t.name.into(), ..BenchConfig::default() };
+                out.push((format!("the default protocol (spec defaults) on {}", t.name), t.name, cfg));
+            }
+        }
+        if self != ProtocolChoice::Default {
+            let long = rdbench_core::config::PRESETS.iter().find(|p| p.name == "long").expect("the long preset");
+            let cfg = rdbench_core::config::parse_texts(long.overrides.iter().copied()).expect("presets are valid");
+            out.push((format!("the long learning protocol ({}: adding, T = {})", long.label, cfg.seq_len), "", cfg));
+        }
+        out
+    }
 }
 
 /// Milliseconds per call of `f` over `steps` calls (after a warm-up) and the fused
@@ -161,7 +193,7 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize, p
     kernel_table(device, train, steps, peak);
     cell_cost_table(device, train, steps);
     outln!(
-        "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)  of peak"
+        "ms per training step (batch 32, hidden 32, one thread)   pop 1    pop 8   pop 17   8 vs 1   GFLOP/s (pop 8)  of peak   cell-steps/s (pop 8)"
     );
     let model = model::Gru::new(2, 32, 2);
     type Step = fn(&model::Gru, &[burn::tensor::Tensor<3>], &Batch, usize);
@@ -178,14 +210,18 @@ fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize, p
             let batch = train.all(pop, 32);
             cols.push(time_steps(steps, || step(&model, &params, &batch, pop)));
         }
+        // Sequences x time steps trained per second: a step of population 8 trains 8 runs'
+        // minibatches of 32 sequences over T steps.
+        let cell_steps = (8 * 32 * train.t) as f64 / (cols[1].0 / 1000.0);
         outln!(
-            "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}      {}",
+            "  {name:<52} {:>6.1} {:>8.1} {:>8.1} {:>7.2}x {:>10.2}      {}   {:>10.3e}",
             cols[0].0,
             cols[1].0,
             cols[2].0,
             cols[1].0 / cols[0].0,
             cols[1].1,
-            of_peak(cols[1].1, peak)
+            of_peak(cols[1].1, peak),
+            cell_steps
         );
     }
 
@@ -335,11 +371,10 @@ fn protocol_and_runs(
 ) {
     let device = &backend.device;
     let model = model::Gru::new(2, 32, 2);
-    if args.protocol {
+    if let Some(choice) = args.protocol {
         let mut walls: Vec<(&str, f64)> = Vec::new();
-        for t in track::TRACKS {
-            let cfg = BenchConfig { track: t.name.into(), ..BenchConfig::default() };
-            outln!("\nthe default protocol (spec defaults) on {}, {} thread(s)", t.name, backend.threads);
+        for (title, name, cfg) in choice.benches() {
+            outln!("\n{title}, {} thread(s)", backend.threads);
             // What `auto` and the page's estimate measure, checked against the real wall time.
             let cal =
                 futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&cfg, backend, backend.threads));
@@ -347,13 +382,14 @@ fn protocol_and_runs(
             if let Ok(c) = &cal {
                 let s = |u: u64, ms: f64| u as f64 * ms / c.workers as f64 / 1000.0;
                 let slowest = c.ms_per_work_unit_max.unwrap_or(c.ms_per_work_unit);
+                let fastest = c.ms_per_work_unit_min.unwrap_or(c.ms_per_work_unit);
                 outln!(
-                    "  calibration {:.3e} ms per work unit (slowest trial {slowest:.3e}), {} units on {} thread(s): estimate {:.1} s ({:.1}–{:.1} s)",
+                    "  calibration {:.3e} ms per work unit (trials {fastest:.3e}–{slowest:.3e}), {} units on {} thread(s): estimate {:.1} s ({:.1}–{:.1} s)",
                     c.ms_per_work_unit,
                     work.mid,
                     c.workers,
                     s(work.mid, c.ms_per_work_unit),
-                    s(work.low, c.ms_per_work_unit),
+                    s(work.low, fastest),
                     s(work.high, slowest),
                 );
             }
@@ -361,7 +397,9 @@ fn protocol_and_runs(
             match futures::executor::block_on(rdbench_engine::protocol::run_bench(&cfg, backend, &[], &mut Quiet)) {
                 Ok(report) => {
                     let wall = t0.elapsed().as_secs_f64();
-                    walls.push((t.name, wall));
+                    if !name.is_empty() {
+                        walls.push((name, wall));
+                    }
                     let gflop = (flops() - f0) as f64 / 1e9;
                     if let Some(env) = &report.environment {
                         for (phase, s) in &env.phase_wall_time_s {
@@ -388,6 +426,23 @@ fn protocol_and_runs(
                         report.comparison.p_value,
                         report.mechanism_signature.confirmed
                     );
+                    // A protocol that learns nothing says nothing: whether its baseline did.
+                    let task = report.task.as_ref();
+                    if let (Some(l), Some(r)) =
+                        (task.and_then(|t| t.learnability.as_ref()), task.and_then(|t| t.reference.as_ref()))
+                    {
+                        outln!(
+                            "  learned (test {} beyond {:.4}, the trivial predictor {:.4}): baseline {}/{} seeds, idea {}/{}{}",
+                            report.metric_name(),
+                            l.threshold,
+                            r.value,
+                            l.baseline.seeds_learned,
+                            l.baseline.n,
+                            l.idea.seeds_learned,
+                            l.idea.n,
+                            if l.comparison_void { "; THE COMPARISON IS VOID: the baseline did not learn" } else { "" }
+                        );
+                    }
                 }
                 Err(s) => outln!("  failed: {}", s.reason),
             }

@@ -284,11 +284,16 @@ pub struct Calibration {
     /// Backend name, as in `environment.backend` ("cpu-flex", "webgpu").
     pub backend: String,
     /// Milliseconds per work unit in one worker (a unit is a share of one trajectory's cell
-    /// evaluation, `rdbench_engine::work`): the fastest of a few short trials of the
-    /// baseline's training steps.
+    /// evaluation, `rdbench_engine::work`): the median of a few short trials of the
+    /// baseline's training steps (in the browser, the mean of every CPU worker's median,
+    /// the workers timed at once).
     pub ms_per_work_unit: f64,
-    /// The slowest trial's milliseconds per work unit: the estimate's upper end (absent in
-    /// older reports).
+    /// The fastest trial's milliseconds per work unit (in the browser, of every worker): the
+    /// estimate's lower end (absent in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_per_work_unit_min: Option<f64>,
+    /// The slowest trial's milliseconds per work unit (in the browser, of every worker): the
+    /// estimate's upper end (absent in older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms_per_work_unit_max: Option<f64>,
     /// Workers the backend would run on in parallel (CPU: Web Workers; WebGPU: 1).
@@ -309,7 +314,7 @@ pub struct PopulationFit {
     pub ms_per_population_unit: f64,
     /// The part that grows with runs: milliseconds per unit per run.
     pub ms_per_run_unit: f64,
-    /// The population sizes calibrated (the fastest trial of each).
+    /// The population sizes calibrated (the median trial of each).
     pub runs: [usize; 2],
 }
 

@@ -1,7 +1,7 @@
 //! The product the recurrent kernels repeat most: `[rows × H] · [H × 3H]` with the cell's
 //! weights (20 times per rebuilt GRU state in a reversal). At these sizes gemm's packing and
-//! dispatch cost as much as the arithmetic; this AVX-512 kernel keeps a 4-row × 32-column tile
-//! of the result in registers and streams the weights from L1.
+//! dispatch cost as much as the arithmetic; this AVX-512 kernel keeps an 8-row × 32-column tile
+//! of the result in registers (4 or 1 rows at the end) and streams the weights from L1.
 //!
 //! Its arithmetic is gemm's own: each result is one fused multiply-add chain over k in order
 //! from zero, then added to `dst` — so it is bit-identical to the gemm call it replaces
@@ -64,6 +64,14 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     pub unsafe fn product(x: &Operands, m: usize) {
         let mut i = 0;
+        // 8 rows x 2 vectors: 16 independent FMA chains, enough to keep both FMA ports busy
+        // through the FMA's latency (4 rows x 2 vectors, 8 chains, is just enough on paper
+        // and stalls in practice).
+        while i + 8 <= m {
+            // SAFETY: rows i..i + 8 are inside the product.
+            unsafe { x.rows::<8>(i) };
+            i += 8;
+        }
         while i + 4 <= m {
             // SAFETY: rows i..i + 4 are inside the product.
             unsafe { x.rows::<4>(i) };
