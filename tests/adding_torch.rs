@@ -1,32 +1,16 @@
 //! Both models on a last-step regression against PyTorch float64 autograd on adding-problem
 //! sequences (tests/fixtures/adding_torch.json, `tools/make_fixtures.py adding_torch`): the
-//! MSE of the last step's readout and every parameter gradient, through burn autodiff, dense
-//! BPTT (the hand-written VJP, fused on the CPU) and the checkpointed pass — at k = 1 for the
-//! GRU, and at k = 1, 4 and T for rev_ode_small, whose reversal is exact.
+//! MSE of the last step's readout and every parameter gradient, by every path
+//! (`common::torch_pinned`).
 
 mod common;
-use burn::tensor::Tensor;
+use common::torch_pinned::Pinned;
 use common::*;
 use rdbench_core::track::{Dataset, Task};
-use rdbench_engine::batch::{Batch, DeviceData};
-use rdbench_engine::model::{self, Gru, ModelShape};
-use rdbench_engine::schedule::reversal::checkpointed_grads;
-use rdbench_engine::train::dense::{autodiff_grads, dense_grads, mean_loss};
-use serde_json::Value;
 
-const TOL: f64 = 1e-5;
 const TASK: Task = Task::LastStepRegression;
-const REV_NAMES: [&str; 10] = ["u_f", "v_f", "w_f", "d_f", "u_g", "v_g", "w_g", "d_g", "w_o", "b_o"];
 
-struct Fx {
-    v: Value,
-    f: usize,
-    o: usize,
-    t: usize,
-    batch: Batch,
-}
-
-fn fx() -> Fx {
+fn fx() -> Pinned {
     let v = fixture("adding_torch.json");
     let n = |k: &str| v[k].as_u64().unwrap() as usize;
     let (f, o, t, b) = (n("F"), n("O"), n("T"), n("B"));
@@ -47,71 +31,16 @@ fn fx() -> Fx {
         task: TASK,
     };
     assert_eq!(ds.y.len(), b * TASK.target_steps(t) * o);
-    let batch = DeviceData::new(&ds, &device()).all(1, b);
-    Fx { v, f, o, t, batch }
-}
-
-fn assert_loss(label: &str, got: Tensor<1>, want: &Value) {
-    let (got, want) = (read(got)[0], want.as_f64().unwrap());
-    assert!((got - want).abs() < TOL, "{label}: loss {got} vs torch {want}");
+    Pinned::new(v, &ds)
 }
 
 #[test]
 fn gru_last_step_mse_gradients_match_torch() {
-    let fx = fx();
-    let g = &fx.v["gru"];
-    let h = g["H"].as_u64().unwrap() as usize;
-    let model = Gru::new(fx.f, h, fx.o).for_task(TASK);
-    let params = torch_to_ours(g, "", fx.f, h);
-    assert_loss("forward", mean_loss(&model, &params, &fx.batch), &g["loss"]);
-    let check = |label: &str, out: rdbench_engine::train::GradOut| {
-        assert_loss(label, out.loss, &g["loss"]);
-        for (got, key) in ours_to_torch(&out.grads, fx.f, h).iter().zip(TORCH_GRAD_KEYS) {
-            let err = max_abs_diff(got, &flat(&g[key]));
-            assert!(err <= TOL, "{label}: {key} max abs error {err:e}");
-        }
-    };
-    check("autodiff", autodiff_grads(&model, &params, &fx.batch));
-    check("dense BPTT", dense_grads(&model, &params, &fx.batch));
-    let ck = checkpointed_grads(&model, &params, &fx.batch, &[1], 20);
-    assert_eq!(ck.stored_states(), vec![fx.t + 1]);
-    check("checkpointed k=1", ck.into_grad_out());
+    fx().check_gru();
 }
 
+/// Two inputs, one output: only a readout that is not residual can be built.
 #[test]
 fn rev_ode_last_step_mse_gradients_match_torch() {
-    let fx = fx();
-    let r = &fx.v["rev_ode"];
-    let n = |k: &str| r[k].as_u64().unwrap() as usize;
-    // Two inputs, one output: only a readout that is not residual can be built.
-    let shape = ModelShape {
-        input: fx.f,
-        hidden: n("H"),
-        output: fx.o,
-        rank0: n("rank"),
-        rank_max: n("r_max"),
-        task: TASK,
-        forget_bits: 3,
-    };
-    let model = model::by_name("rev_ode_small", &shape).unwrap();
-    let shapes = model.param_shapes();
-    let mut params: Vec<Tensor<3>> =
-        REV_NAMES.iter().zip(&shapes).map(|(k, &[a, b])| t3(&flat(&r["params"][*k]), a, b)).collect();
-    let [a, b] = shapes[10];
-    params.push(t3(&flat(&r["mask"]), a, b));
-    assert_loss("forward", mean_loss(&*model, &params, &fx.batch), &r["loss"]);
-    let check = |label: &str, out: rdbench_engine::train::GradOut| {
-        assert_loss(label, out.loss, &r["loss"]);
-        for (i, k) in REV_NAMES.iter().enumerate() {
-            let err = max_abs_diff(&read(out.grads[i].clone()), &flat(&r["grads"][*k]));
-            assert!(err <= TOL, "{label}: {k} max abs error {err:e}");
-        }
-    };
-    check("autodiff", autodiff_grads(&*model, &params, &fx.batch));
-    check("dense BPTT", dense_grads(&*model, &params, &fx.batch));
-    for k in [1, 4, fx.t] {
-        let ck = checkpointed_grads(&*model, &params, &fx.batch, &[k], 1);
-        assert_eq!(ck.stored_states(), vec![fx.t.div_ceil(k) + 1]);
-        check(&format!("checkpointed k={k}"), ck.into_grad_out());
-    }
+    fx().check_rev_ode();
 }

@@ -43,9 +43,13 @@ fn each_tracks_default_length_reproduces_the_committed_runs() {
         for spelled in [0, len] {
             let cfg = BenchConfig { seq_len: spelled, ..cfg.clone() };
             let specs: Vec<RunSpec> = want.iter().map(|r| r.spec()).collect();
-            let got =
-                futures::executor::block_on(rdbench_engine::protocol::train_runs(&cfg, &backend, &specs, &mut Quiet))
-                    .unwrap();
+            let got = futures::executor::block_on(rdbench_engine::protocol::train_runs(
+                &cfg.resolve().unwrap(),
+                &backend,
+                &specs,
+                &mut Quiet,
+            ))
+            .unwrap();
             for (g, w) in got.iter().zip(&want) {
                 assert_eq!(untimed(g), untimed(w), "{track} seq_len {spelled}: {:?} run differs", g.arm);
             }

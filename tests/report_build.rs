@@ -44,7 +44,11 @@ fn a_diverged_baseline_run_drops_its_pair_and_is_no_idea_win() {
     // Seed 1's baseline diverged. The idea loses every complete pair.
     let base = [Some(0.10), None, Some(0.10), Some(0.10), Some(0.10)];
     let idea = [Some(0.11), Some(0.05), Some(0.12), Some(0.13), Some(0.14)];
-    let r = build(&cfg(5), consistent(&cfg(5), bench_runs(&SWEEP, 0.01, &base, &idea)), Some(environment()));
+    let r = build(
+        &cfg(5).resolve().unwrap(),
+        consistent(&cfg(5), bench_runs(&SWEEP, 0.01, &base, &idea)),
+        Some(environment()),
+    );
     let c = &r.comparison;
     assert_eq!(c.per_seed_diffs[1], None);
     assert_eq!(c.n_pairs, 4);
@@ -70,7 +74,11 @@ fn a_diverged_idea_run_is_never_a_win_and_the_verdict_uses_complete_pairs() {
     // Six complete pairs where the idea wins clearly, and one idea divergence.
     let base = [Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2), Some(0.2)];
     let idea = [Some(0.1), Some(0.11), None, Some(0.12), Some(0.1), Some(0.13), Some(0.1)];
-    let r = build(&cfg(7), consistent(&cfg(7), bench_runs(&SWEEP, 0.01, &base, &idea)), Some(environment()));
+    let r = build(
+        &cfg(7).resolve().unwrap(),
+        consistent(&cfg(7), bench_runs(&SWEEP, 0.01, &base, &idea)),
+        Some(environment()),
+    );
     let c = &r.comparison;
     assert_eq!((c.idea_wins, c.n_pairs), (6, 6));
     // 6 pairs all negative: exact p = 2 / 64 < 0.05, and delta_mean < 0: a win, judged on
@@ -91,7 +99,11 @@ fn a_diverged_idea_run_is_never_a_win_and_the_verdict_uses_complete_pairs() {
 fn validation_counts_wins_and_delta_mean_like_build() {
     let base = [Some(0.10), None, Some(0.10)];
     let idea = [Some(0.11), Some(0.05), None];
-    let r = build(&cfg(3), consistent(&cfg(3), bench_runs(&SWEEP, 0.01, &base, &idea)), Some(environment()));
+    let r = build(
+        &cfg(3).resolve().unwrap(),
+        consistent(&cfg(3), bench_runs(&SWEEP, 0.01, &base, &idea)),
+        Some(environment()),
+    );
     assert_eq!(r.statistics.as_ref().unwrap().dropped_pairs.len(), 2);
     assert_eq!(r.statistics.as_ref().unwrap().dropped_pairs[1].reason, DropReason::IdeaDiverged);
     valid(&r);
@@ -119,7 +131,7 @@ fn memory_means_leave_diverged_runs_out() {
         // The diverged run stopped early at k = 1 and stored many states per minibatch.
         r.mean_stored_states = Some(if r.diverged { 81.0 } else { 6.0 + r.seed as f64 });
     }
-    let r = build(&cfg(3), runs, None);
+    let r = build(&cfg(3).resolve().unwrap(), runs, None);
     let m = r.memory.as_ref().unwrap();
     assert_eq!(m.mean_stored_states, Some(7.0), "mean of seeds 0 and 2 (6 and 8)");
     assert_eq!(m.dense_states, 81);
@@ -132,7 +144,7 @@ fn runs_of_several_backends_are_reported() {
     for r in runs.iter_mut().filter(|r| r.phase == Phase::Full) {
         r.backend = "webgpu".into();
     }
-    let r = build(&cfg(2), runs, Some(environment()));
+    let r = build(&cfg(2).resolve().unwrap(), runs, Some(environment()));
     let env = r.environment.as_ref().unwrap();
     let got: Vec<(&str, usize)> = env.run_backends.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(got, [("cpu-flex", 4), ("webgpu", 4)]);
@@ -140,7 +152,8 @@ fn runs_of_several_backends_are_reported() {
     assert!(w.iter().any(|w| w.contains("several backends: cpu-flex 4, webgpu 4")), "{w:?}");
     valid(&r);
     // One backend: no such warning.
-    let r = build(&cfg(1), bench_runs(&SWEEP, 0.01, &[Some(0.1)], &[Some(0.1)]), Some(environment()));
+    let r =
+        build(&cfg(1).resolve().unwrap(), bench_runs(&SWEEP, 0.01, &[Some(0.1)], &[Some(0.1)]), Some(environment()));
     assert!(!r.warnings.as_ref().unwrap().iter().any(|w| w.contains("several backends")));
 }
 
@@ -148,7 +161,7 @@ fn runs_of_several_backends_are_reported() {
 fn a_best_lr_at_the_grids_edge_is_a_warning_that_validate_rebuilds() {
     // bench_runs(sweep, best lr, ..): both arms' best lr is 0.01, the grid's largest.
     let runs = consistent(&cfg(1), bench_runs(&SWEEP, 0.01, &[Some(0.1)], &[Some(0.1)]));
-    let r = build(&cfg(1), runs, Some(environment()));
+    let r = build(&cfg(1).resolve().unwrap(), runs, Some(environment()));
     let w = r.warnings.as_ref().unwrap();
     for arm in ["baseline", "idea"] {
         let want = format!("the {arm} arm's best lr 0.01 is the largest of the lr grid (0.003, 0.01)");
@@ -173,7 +186,7 @@ fn best_lr_follows_the_sweep_with_diverged_as_infinity() {
     bad.loss_curve[1] = None;
     // Each arm's full runs train at its own best lr.
     runs.iter_mut().filter(|r| r.arm == Arm::Idea && r.phase == Phase::Full).for_each(|r| r.lr = 0.01);
-    let r = build(&cfg(1), runs, Some(environment()));
+    let r = build(&cfg(1).resolve().unwrap(), runs, Some(environment()));
     assert_eq!(r.baseline.best_cfg.lr, 0.003);
     assert_eq!(r.baseline.sweep[1].mean, None);
     assert_eq!(r.idea.best_cfg.lr, 0.01);
@@ -191,7 +204,7 @@ fn on_an_accuracy_track_a_higher_idea_is_the_win_and_the_best_lr_is_the_highest(
     for (i, r) in runs.iter_mut().filter(|r| r.phase == Phase::Full).enumerate() {
         r.secondary_metric = Some(1.0 + i as f64 / 100.0);
     }
-    let r = build(&cfg, runs, Some(environment()));
+    let r = build(&cfg.resolve().unwrap(), runs, Some(environment()));
     assert_eq!(r.metric_direction, "higher is better");
     assert_eq!((r.baseline.best_cfg.lr, r.idea.best_cfg.lr), (0.003, 0.003));
     let c = &r.comparison;
@@ -229,7 +242,7 @@ fn on_an_accuracy_track_a_higher_idea_is_the_win_and_the_best_lr_is_the_highest(
 #[test]
 fn a_report_without_task_reads_as_the_dynamics_track() {
     let runs = consistent(&cfg(2), bench_runs(&SWEEP, 0.01, &[Some(0.1), Some(0.1)], &[Some(0.09), Some(0.08)]));
-    let r = build(&cfg(2), runs, Some(environment()));
+    let r = build(&cfg(2).resolve().unwrap(), runs, Some(environment()));
     assert_eq!(r.metric_direction, "lower is better");
     assert_eq!(r.comparison.idea_wins, 2);
     let task = r.task.clone().unwrap();

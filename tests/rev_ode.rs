@@ -82,7 +82,7 @@ fn the_rev_ode_report_does_not_depend_on_how_runs_are_split_over_threads() {
     };
     let run = |threads| {
         let b = backend::Backend { threads, ..backend::cpu("flex").unwrap() };
-        let r = futures::executor::block_on(run_bench(&cfg, &b, &[], &mut Quiet)).unwrap();
+        let r = futures::executor::block_on(run_bench(&cfg.resolve().unwrap(), &b, &[], &mut Quiet)).unwrap();
         if let Err(p) = rdbench_core::report::validate_json(&r.to_json()) {
             panic!("{p:?}");
         }

@@ -41,7 +41,9 @@ fn texts() -> &'static Vec<String> {
         bench_configs(&tiny(), &all_tracks())
             .unwrap()
             .iter()
-            .map(|c| futures::executor::block_on(run_bench(c, &b, &[], &mut Quiet)).unwrap().to_json())
+            .map(|c| {
+                futures::executor::block_on(run_bench(&c.resolve().unwrap(), &b, &[], &mut Quiet)).unwrap().to_json()
+            })
             .collect()
     })
 }

@@ -43,7 +43,7 @@ fn report() -> Report {
         calibration: Vec::new(),
         build: String::new(),
     };
-    build(&cfg, runs, Some(env))
+    build(&cfg.resolve().unwrap(), runs, Some(env))
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn a_baseline_that_did_not_learn_voids_the_verdict() {
     let cfg = BenchConfig { n_seeds: 4, n_sweep_seeds: 1, lrs: vec![0.01], ..BenchConfig::default() };
     let base = [Some(0.12), Some(0.13), Some(0.011), Some(0.125)];
     let idea = [Some(0.11), Some(0.12), Some(0.12), Some(0.12)];
-    let r = build(&cfg, bench_runs(&[(0.01, 0.12, 0.12)], 0.01, &base, &idea), None);
+    let r = build(&cfg.resolve().unwrap(), bench_runs(&[(0.01, 0.12, 0.12)], 0.01, &base, &idea), None);
     let got = rdbench::summary::bench::render(&r);
     for want in [
         "  baseline  did not learn (1 of 4 seeds learned)\n",

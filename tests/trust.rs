@@ -53,7 +53,7 @@ fn tiny_report() -> &'static Path {
 fn forged(edit: impl FnOnce(&mut Report)) -> Report {
     let mut r = Report::from_json(&std::fs::read_to_string(tiny_report()).unwrap()).unwrap();
     edit(&mut r);
-    build(r.config.as_ref().unwrap(), r.runs.unwrap(), r.environment)
+    build(&r.config.as_ref().unwrap().resolve().unwrap(), r.runs.unwrap(), r.environment)
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! any work, and a config that will not fit this machine refused with the figure and the
 //! longest T that fits, instead of a crash halfway.
 
-use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::footprint::{self, Footprint};
 
 /// Overrides the machine's available memory (bytes, or with a K, M or G suffix): for a
@@ -37,15 +37,14 @@ fn limit() -> Result<Option<(u64, String)>, String> {
     Ok(kb.map(|kb| (kb * 1024, "this machine's available memory".to_string())))
 }
 
-/// Estimate `cfg` on `threads` threads; refuse it when it will not fit.
-pub fn check(cfg: &BenchConfig, threads: usize) -> Result<Footprint, String> {
-    let bench = cfg.resolve().map_err(|e| e.to_string())?;
+/// Estimate the bench on `threads` threads; refuse it when it will not fit.
+pub fn check(bench: &BenchContext, threads: usize) -> Result<Footprint, String> {
     match limit()? {
-        Some((bytes, what)) => footprint::check(&bench, threads, bytes, false, &what).map_err(|too| {
+        Some((bytes, what)) => footprint::check(bench, threads, bytes, false, &what).map_err(|too| {
             let flag = too.largest_seq_len.map(|t| format!(" (--seq-len {t})")).unwrap_or_default();
             format!("refused before any work: {}{flag}", too.message)
         }),
-        None => Ok(Footprint::of(&bench, threads)),
+        None => Ok(Footprint::of(bench, threads)),
     }
 }
 

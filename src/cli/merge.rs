@@ -215,9 +215,10 @@ pub fn merge(args: &MergeArgs) -> Result<(), Failure> {
     if let Some(out) = next {
         return next_stage(&plan, &checked, out, args);
     }
+    let benches = super::study::resolved(&plan.benches)?;
     let report = |b: usize| {
         let runs = checked[b].clone();
-        rdbench_core::report::build(&plan.benches[b], runs.clone(), Some(environment(&backend, &runs)))
+        rdbench_core::report::build(&benches[b], runs.clone(), Some(environment(&backend, &runs)))
     };
     for ((_, benches), output) in points.iter().zip(outputs) {
         match output {

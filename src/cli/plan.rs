@@ -95,14 +95,21 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
 fn core_hours(benches: &[rdbench_core::config::BenchConfig], backend: &rdbench_engine::backend::Backend) {
     let (mut mid, mut low, mut high) = (0.0, 0.0, 0.0);
     for cfg in benches {
-        let cal = match futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(cfg, backend, 1)) {
+        let ctx = match cfg.resolve() {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("no core-hour estimate: {e}");
                 return;
             }
         };
-        let units = rdbench_engine::work::BenchWork::of(cfg).total();
+        let cal = match futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&ctx, backend, 1)) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("no core-hour estimate: {e}");
+                return;
+            }
+        };
+        let units = rdbench_engine::work::BenchWork::of(&ctx).total();
         let secs = |u: u64, ms: f64| u as f64 * ms / 1000.0;
         mid += secs(units.mid, cal.ms_per_work_unit);
         low += secs(units.low, cal.ms_per_work_unit_min.unwrap_or(cal.ms_per_work_unit));

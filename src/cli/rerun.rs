@@ -7,9 +7,11 @@
 
 use super::Failure;
 use crate::outln;
-use rdbench_core::config::BenchConfig;
-use rdbench_core::records::{RunRecord, RunSpec};
-use rdbench_core::rerun::{GPU_TOLERANCE, Selection, compare, parse_selection, run_name, select, study_run_name};
+use rdbench_core::context::BenchContext;
+use rdbench_core::records::RunSpec;
+use rdbench_core::rerun::{
+    GPU_TOLERANCE, Selection, bench_runs, compare, inexact, parse_selection, run_name, select, study_run_name,
+};
 use rdbench_engine::backend::Backend;
 use rdbench_engine::error::EngineError;
 use rdbench_engine::host::{Event, Host};
@@ -31,7 +33,7 @@ pub struct RerunOpts {
 
 /// One bench report's runs to train again, on one backend.
 struct Group<'a> {
-    cfg: BenchConfig,
+    ctx: BenchContext,
     backend: Backend,
     /// Why the runs are compared within the tolerance (made on a GPU, in the browser, or on
     /// another backend); None: made natively on this CPU backend, so bit for bit.
@@ -50,10 +52,6 @@ fn cli_backend(name: &str) -> Option<&'static str> {
     }
 }
 
-fn is_cpu(name: &str) -> bool {
-    name.starts_with("cpu-")
-}
-
 /// The groups to re-run, or why not.
 fn groups<'a>(
     args: &RerunOpts,
@@ -64,17 +62,8 @@ fn groups<'a>(
 ) -> Result<Vec<Group<'a>>, String> {
     let mut out: Vec<Group<'a>> = Vec::new();
     for report in reports {
-        let cfg: BenchConfig = serde_json::from_value(report["config"].clone())
-            .map_err(|_| "no config to re-run with: a seed-era report has no runs".to_string())?;
-        cfg.validate().map_err(|e| format!("the report's config: {e}"))?;
+        let (cfg, runs) = bench_runs(report)?;
         let values: &'a [Value] = report["runs"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let runs: Vec<RunRecord> = values
-            .iter()
-            .map(|v| serde_json::from_value(v.clone()).map_err(|e| format!("a run record does not read: {e}")))
-            .collect::<Result<_, _>>()?;
-        if runs.is_empty() {
-            return Err("the report has no runs to re-run".into());
-        }
         for i in select(&cfg, &runs, selection, seed, in_study)? {
             let r = &runs[i];
             let on = match &args.backend {
@@ -93,24 +82,16 @@ fn groups<'a>(
             if let Some(t) = args.threads {
                 backend.threads = t as usize;
             }
-            // wasm's kernels round differently from native ones (the browser tests compare
-            // them within 1e-5), and a GPU's reductions need not be ordered.
-            let inexact = if report["environment"]["platform"] == "wasm" {
-                Some("made in the browser (wasm)")
-            } else if r.backend.is_empty() {
-                Some("made on a backend the report does not record")
-            } else if !is_cpu(&r.backend) {
-                Some("made on a GPU")
-            } else if backend.name != r.backend {
-                Some("made on another backend")
-            } else {
-                None
-            };
+            let platform = report["environment"]["platform"].as_str().unwrap_or_default();
+            let inexact = inexact(platform, &r.backend, &backend.name);
             let name = if in_study { study_run_name(&cfg, &r.spec()) } else { run_name(&r.spec()) };
             let entry = (r.spec(), &values[i], name);
-            match out.iter_mut().find(|g| g.cfg == cfg && g.backend.name == backend.name && g.inexact == inexact) {
+            match out.iter_mut().find(|g| g.ctx.cfg == cfg && g.backend.name == backend.name && g.inexact == inexact) {
                 Some(g) => g.runs.push(entry),
-                None => out.push(Group { cfg: cfg.clone(), backend, inexact, runs: vec![entry] }),
+                None => {
+                    let ctx = cfg.resolve().map_err(|e| format!("the report's config: {e}"))?;
+                    out.push(Group { ctx, backend, inexact, runs: vec![entry] })
+                }
             }
         }
     }
@@ -123,7 +104,7 @@ fn estimate(groups: &[Group]) -> Option<(f64, u64)> {
     let (mut seconds, mut units) = (0.0, 0u64);
     for g in groups {
         let threads = g.backend.threads.max(1);
-        let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&g.cfg, &g.backend, threads));
+        let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&g.ctx, &g.backend, threads));
         let cal = cal.map_err(|e| eprintln!("no time estimate: {e}")).ok()?;
         let mut kinds: Vec<((rdbench_core::records::Phase, rdbench_core::records::Arm), usize)> = Vec::new();
         for (s, _, _) in &g.runs {
@@ -132,7 +113,7 @@ fn estimate(groups: &[Group]) -> Option<(f64, u64)> {
                 None => kinds.push(((s.phase, s.arm), 1)),
             }
         }
-        let work = BenchWork::of(&g.cfg);
+        let work = BenchWork::of(&g.ctx);
         for ((phase, arm), n) in kinds {
             let u = n as u64 * work.run(arm, phase).mid;
             units += u;
@@ -225,7 +206,7 @@ pub fn rerun(args: &RerunOpts, reports: &[&Value], study: bool) -> Result<bool, 
         eprintln!(
             "note: runs of {} {why}, re-run on {}, are compared within {GPU_TOLERANCE:e} (relative above 1), not bit \
              for bit",
-            rdbench_core::study::bench_name(&g.cfg),
+            rdbench_core::study::bench_name(&g.ctx.cfg),
             g.backend.name
         );
     }
@@ -245,14 +226,14 @@ pub fn rerun(args: &RerunOpts, reports: &[&Value], study: bool) -> Result<bool, 
         let specs: Vec<RunSpec> = g.runs.iter().map(|(s, _, _)| s.clone()).collect();
         let mut host = Checker { group: g, differing: &mut differing, done: &mut done, total };
         let result =
-            futures::executor::block_on(rdbench_engine::protocol::train_runs(&g.cfg, &g.backend, &specs, &mut host));
+            futures::executor::block_on(rdbench_engine::protocol::train_runs(&g.ctx, &g.backend, &specs, &mut host));
         if let Err(stopped) = result {
             return Err(match stopped.reason {
                 EngineError::Cancelled => {
                     eprintln!("stopped after {done} of {total} runs re-run");
                     Failure::Interrupted
                 }
-                e => Failure::Error(format!("re-running {}: {e}", rdbench_core::study::bench_name(&g.cfg))),
+                e => Failure::Error(format!("re-running {}: {e}", rdbench_core::study::bench_name(&g.ctx.cfg))),
             });
         }
     }

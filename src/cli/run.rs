@@ -10,6 +10,7 @@ use super::progress::CliHost;
 use crate::cli::journal::{self, Journal};
 use crate::outln;
 use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::records::{RunRecord, RunSpec, full_runs, sweep_runs};
 use rdbench_core::report::Report;
 use rdbench_engine::backend::Backend;
@@ -107,12 +108,12 @@ pub(super) fn warn_unreachable_alpha(cfg: &BenchConfig) {
 
 /// Before training: the estimate (the engine's calibration, as the page's), less the work of
 /// the reused runs. Returns the estimated seconds.
-fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: bool, prefix: &str) -> Option<f64> {
+fn estimate(ctx: &BenchContext, backend: &Backend, reused: &[&RunRecord], quiet: bool, prefix: &str) -> Option<f64> {
     if quiet {
         return None;
     }
     let workers = backend.threads.max(1);
-    let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(cfg, backend, workers));
+    let cal = futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(ctx, backend, workers));
     let cal = match cal {
         Ok(c) => c,
         Err(e) => {
@@ -120,7 +121,7 @@ fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: 
             return None;
         }
     };
-    let work = BenchWork::of(cfg);
+    let work = BenchWork::of(ctx);
     let total = work.total();
     let done: Units = reused.iter().map(|r| work.run(r.arm, r.phase)).sum();
     let units = total - done;
@@ -150,29 +151,30 @@ fn estimate(cfg: &BenchConfig, backend: &Backend, reused: &[&RunRecord], quiet: 
     Some(seconds)
 }
 
-/// One bench of `cfg`, journaled in `journal`, reusing what `prior` (the journal as it was)
-/// holds of it. Interrupted, it says where the runs are and how to resume.
+/// One bench, journaled in `journal`, reusing what `prior` (the journal as it was) holds of
+/// it. Interrupted, it says where the runs are and how to resume.
 pub(super) fn bench(
-    cfg: &BenchConfig,
+    ctx: &BenchContext,
     args: &RunArgs,
     backend: &Backend,
     journal: &mut Journal<RunRecord>,
     prior: &[RunRecord],
     prefix: &str,
 ) -> Result<Report, Failure> {
+    let cfg = &ctx.cfg;
     let reused = reusable(cfg, backend, prior);
     if !reused.is_empty() {
         let n = reused.len();
         let (s, are) = if n == 1 { ("", "is") } else { ("s", "are") };
         eprintln!("{prefix}resuming: {n} finished run{s} in {} {are} reused", journal.path().display());
     }
-    let estimate = estimate(cfg, backend, &reused, args.quiet, prefix);
+    let estimate = estimate(ctx, backend, &reused, args.quiet, prefix);
     let total = 2 * (cfg.lrs.len() * cfg.n_sweep_seeds + cfg.n_seeds);
     let metric = cfg.task().map_or("MSE", |t| t.metric());
     let held = journal.held();
     let mut host = CliHost::new(args.quiet, prefix.to_string(), metric, journal, estimate, (reused.len(), total));
     let reused: Vec<RunRecord> = reused.into_iter().cloned().collect();
-    let result = futures::executor::block_on(run_bench(cfg, backend, &reused, &mut host));
+    let result = futures::executor::block_on(run_bench(ctx, backend, &reused, &mut host));
     host.finish();
     result.map_err(|stopped| {
         // The runs reused and those journaled since: every run of this bench the journal holds.
@@ -189,9 +191,11 @@ pub(super) fn bench(
 
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let cfg = args.config()?;
+    // Resolved once (its track built); everything below takes the bench.
+    let ctx = cfg.resolve().map_err(|e| e.to_string())?;
     let backend = args.backend()?;
     // Checked before any work: a config that will not fit in memory is refused now.
-    let fp = super::memory::check(&cfg, backend.threads.max(1))?;
+    let fp = super::memory::check(&ctx, backend.threads.max(1))?;
     if !args.quiet {
         eprintln!("{}", fp.line(false));
     }
@@ -209,7 +213,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     say_other_builds(&prior, &journal_path);
     warn_unreachable_alpha(&cfg);
     let (reused, held) = (reusable(&cfg, &backend, &prior).len(), journal.held());
-    let report = bench(&cfg, args, &backend, &mut journal, &prior, "")?;
+    let report = bench(&ctx, args, &backend, &mut journal, &prior, "")?;
     out.commit((report.to_json() + "\n").as_bytes()).map_err(|e| {
         let kept = reused + journal.held() - held;
         let total = report.runs.as_ref().map_or(kept, Vec::len);

@@ -7,7 +7,7 @@
 use super::Failure;
 use super::args::{RunArgs, ScaleArgs};
 use super::atomic::AtomicFile;
-use super::study::{fits, from_reports, run_benches};
+use super::study::{fits, from_reports, resolved, run_benches};
 use crate::outln;
 use rdbench_core::config::BenchConfig;
 use rdbench_core::scale::{ScaleReport, bench_grid, build_scale, scale_bench_name};
@@ -27,11 +27,11 @@ pub fn scale(args: &ScaleArgs) -> Result<(), Failure> {
         let texts = from_reports(run, &args.from_reports)?;
         return write(args, &build_scale(&texts)?, outputs, None);
     }
-    let cfgs = configs(args)?;
+    let benches = resolved(&configs(args)?)?;
     let backend = run.backend()?;
-    fits(&cfgs, &backend, scale_bench_name)?;
+    fits(&benches, &backend, scale_bench_name)?;
     let outputs = Outputs::check(args, &[])?;
-    let (texts, runs, benches) = run_benches(&cfgs, run, &backend, scale_bench_name)?;
+    let (texts, runs, benches) = run_benches(&benches, run, &backend, scale_bench_name)?;
     write(args, &build_scale(&texts)?, outputs, Some((&runs, &benches)))
 }
 

@@ -11,6 +11,7 @@ use super::run::{bench, warn_unreachable_alpha};
 use crate::cli::journal::{self, Journal};
 use crate::outln;
 use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::records::RunRecord;
 use rdbench_core::report::Report;
 use rdbench_core::study::StudyReport;
@@ -28,11 +29,11 @@ pub fn study(args: &StudyArgs) -> Result<(), Failure> {
         let texts = from_reports(run, &args.from_reports)?;
         return write(args, &build_study(&texts)?, outputs, None);
     }
-    let cfgs = configs(run)?;
+    let benches = resolved(&configs(run)?)?;
     let backend = run.backend()?;
-    fits(&cfgs, &backend, bench_name)?;
+    fits(&benches, &backend, bench_name)?;
     let outputs = Outputs::check(args, &[])?;
-    let (texts, runs_path, benches_journal) = run_benches(&cfgs, run, &backend, bench_name)?;
+    let (texts, runs_path, benches_journal) = run_benches(&benches, run, &backend, bench_name)?;
     let study = build_study(&texts)?;
     write(args, &study, outputs, Some((&runs_path, &benches_journal)))
 }
@@ -55,10 +56,19 @@ pub(super) fn from_reports(run: &RunArgs, paths: &[PathBuf]) -> Result<Vec<Strin
     Ok(texts)
 }
 
+/// The benches of `cfgs`, each resolved once (its track built) for everything that follows.
+pub(super) fn resolved(cfgs: &[BenchConfig]) -> Result<Vec<BenchContext>, Failure> {
+    Ok(cfgs.iter().map(BenchConfig::resolve).collect::<Result<_, _>>().map_err(|e| e.to_string())?)
+}
+
 /// Every bench must fit in memory before the first starts.
-pub(super) fn fits(cfgs: &[BenchConfig], backend: &Backend, name: fn(&BenchConfig) -> String) -> Result<(), Failure> {
-    for cfg in cfgs {
-        super::memory::check(cfg, backend.threads.max(1)).map_err(|e| format!("{}: {e}", name(cfg)))?;
+pub(super) fn fits(
+    benches: &[BenchContext],
+    backend: &Backend,
+    name: fn(&BenchConfig) -> String,
+) -> Result<(), Failure> {
+    for b in benches {
+        super::memory::check(b, backend.threads.max(1)).map_err(|e| format!("{}: {e}", name(&b.cfg)))?;
     }
     Ok(())
 }
@@ -69,7 +79,7 @@ pub(super) fn fits(cfgs: &[BenchConfig], backend: &Backend, name: fn(&BenchConfi
 /// texts in `cfgs`' order, the runs' journal's path and the benches' journal, which the
 /// caller removes once its report is written.
 pub(super) fn run_benches(
-    cfgs: &[BenchConfig],
+    benches: &[BenchContext],
     run: &RunArgs,
     backend: &Backend,
     name: fn(&BenchConfig) -> String,
@@ -77,6 +87,7 @@ pub(super) fn run_benches(
     let (runs_path, benches_path) = (journal::path_beside(&run.out, "runs"), journal::path_beside(&run.out, "benches"));
     let (mut runs_journal, prior_runs) = Journal::<RunRecord>::open(&runs_path)?;
     let (mut benches_journal, prior_benches) = Journal::<Report>::open(&benches_path)?;
+    let cfgs: Vec<&BenchConfig> = benches.iter().map(|b| &b.cfg).collect();
     for note in [runs_journal.cut_note(), benches_journal.cut_note()].into_iter().flatten() {
         eprintln!("{note}");
     }
@@ -86,7 +97,7 @@ pub(super) fn run_benches(
     let foreign = prior_runs.iter().filter(|r| !planners.iter().any(|plans| plans(r))).count();
     super::run::refuse_foreign(foreign, &runs_path, "no bench of this study would reuse")?;
     let ours = |r: &Report| {
-        r.config.as_ref().is_some_and(|c| cfgs.contains(c))
+        r.config.as_ref().is_some_and(|c| cfgs.contains(&c))
             && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
     };
     let n = prior_benches.iter().filter(|r| !ours(r)).count();
@@ -117,14 +128,14 @@ pub(super) fn run_benches(
         valid_bench(&r.to_json(), &place)?;
     }
     super::signal::install()?;
-    warn_unreachable_alpha(&cfgs[0]);
+    warn_unreachable_alpha(cfgs[0]);
 
     let mut texts = Vec::with_capacity(cfgs.len());
-    for (i, cfg) in cfgs.iter().enumerate() {
+    for (i, (cfg, ctx)) in cfgs.iter().zip(benches).enumerate() {
         let label = format!("bench {}/{} {}", i + 1, cfgs.len(), name(cfg));
         // A bench finished before an interruption is taken whole: same config, same backend.
         let finished = prior_benches.iter().find(|r| {
-            r.config.as_ref() == Some(cfg) && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
+            r.config.as_ref() == Some(*cfg) && r.environment.as_ref().is_some_and(|e| e.backend == backend.name)
         });
         let report = match finished {
             Some(r) => {
@@ -133,7 +144,7 @@ pub(super) fn run_benches(
             }
             None => {
                 let prefix = format!("{label} | ");
-                let r = bench(cfg, run, backend, &mut runs_journal, &prior_runs, &prefix).inspect_err(|_| {
+                let r = bench(ctx, run, backend, &mut runs_journal, &prior_runs, &prefix).inspect_err(|_| {
                     if i > 0 {
                         let (n, path) = (if i == 1 { "bench is" } else { "benches are" }, benches_path.display());
                         eprintln!("the {i} finished {n} kept in {path}");

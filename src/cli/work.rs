@@ -150,8 +150,9 @@ pub fn work(args: &WorkArgs) -> Result<(), Failure> {
         if !args.quiet {
             eprintln!("{task}: {} | training {} runs", bench_name(cfg), specs.len());
         }
+        let ctx = cfg.resolve().map_err(|e| format!("{}: {e}", bench_name(cfg)))?;
         let result =
-            futures::executor::block_on(rdbench_engine::protocol::train_runs(cfg, &backend, &specs, &mut host));
+            futures::executor::block_on(rdbench_engine::protocol::train_runs(&ctx, &backend, &specs, &mut host));
         if let Some(e) = host.failed.take() {
             return Err(format!("{e}; {task} stopped ({} runs recorded)", host.written).into());
         }

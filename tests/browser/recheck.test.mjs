@@ -44,7 +44,7 @@ test('Re-check: runs of the report trained again in the browser give their recor
   // native vs 0.0595 wasm), so a drawn idea run may differ: either way the draw and the
   // tolerance, with why, are named.
   assert(/^(Re-ran 1 run|1 of the 1 run re-run) \(drawn with seed \d+: [a-z]+\/[a-z]+\/[\d.e-]+\/\d+\)/.test(result), `draw named: ${result}`);
-  assert(result.includes('within a relative 1e-4 (the report was made natively, and wasm rounds differently)'), `native: ${result}`);
+  assert(result.includes('within a relative 1e-4 (made natively, and wasm rounds differently)'), `native: ${result}`);
 
   // Cancel ends it at once and leaves the row usable.
   await page.selectOption('#recheck-count', 'all');

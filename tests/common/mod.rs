@@ -6,6 +6,8 @@ use rdbench_core::track::Dataset;
 use rdbench_engine::batch::{Batch, DeviceData};
 use serde_json::Value;
 
+pub mod torch_pinned;
+
 /// The CPU device the tests run on (the default native backend).
 pub fn device() -> Device {
     rdbench_engine::backend::cpu("flex").unwrap().device

@@ -89,6 +89,49 @@ pub fn parse_selection(text: &str) -> Result<Selection, String> {
     Ok(Selection::Named(runs))
 }
 
+/// A bench report's config and run records, read for training them again: the config valid,
+/// every record read, at least one. The CLI and the page's Re-check read a report this way.
+pub fn bench_runs(report: &Value) -> Result<(BenchConfig, Vec<RunRecord>), String> {
+    let cfg: BenchConfig = serde_json::from_value(report["config"].clone())
+        .map_err(|_| "no config to re-run with: a seed-era report has no runs".to_string())?;
+    cfg.validate().map_err(|e| format!("the report's config: {e}"))?;
+    let values: &[Value] = report["runs"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let runs: Vec<RunRecord> = values
+        .iter()
+        .map(|v| serde_json::from_value(v.clone()).map_err(|e| format!("a run record does not read: {e}")))
+        .collect::<Result<_, _>>()?;
+    if runs.is_empty() {
+        return Err("the report has no runs to re-run".into());
+    }
+    Ok((cfg, runs))
+}
+
+/// Where this build runs: "wasm" in the browser, "native" elsewhere (a report's
+/// `environment.platform`).
+pub fn this_platform() -> &'static str {
+    if cfg!(target_arch = "wasm32") { "wasm" } else { "native" }
+}
+
+/// Why a run `made_on` a backend (its record's `backend`) in a report made on
+/// `report_platform` (its `environment.platform`; anything but "wasm" is native), trained
+/// again here on the backend `here`, is compared within [`GPU_TOLERANCE`] rather than bit
+/// for bit; None: the same arithmetic, so bit for bit. wasm's kernels round differently from
+/// native ones (no FMA), and a GPU's reductions need not be ordered.
+pub fn inexact(report_platform: &str, made_on: &str, here: &str) -> Option<&'static str> {
+    let (made_wasm, here_wasm) = (report_platform == "wasm", this_platform() == "wasm");
+    if made_wasm != here_wasm {
+        Some(if made_wasm { "made in the browser (wasm)" } else { "made natively, and wasm rounds differently" })
+    } else if made_on.is_empty() {
+        Some("made on a backend the report does not record")
+    } else if !made_on.starts_with("cpu-") {
+        Some("made on a GPU")
+    } else if made_on != here {
+        Some("made on another backend")
+    } else {
+        None
+    }
+}
+
 /// `n` of `total` runs drawn without replacement by the seeded PRNG (ChaCha8), in report
 /// order: the same seed draws the same runs.
 pub fn draw(total: usize, n: usize, seed: u64) -> Vec<usize> {
@@ -237,6 +280,36 @@ fn walk(file: &Value, rerun: &Value, path: &str, tol: Option<f64>, out: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bit for bit only where the arithmetic is the same: this platform's CPU backend that made
+    /// the run; every other case names why not.
+    #[test]
+    fn a_rerun_is_exact_only_on_the_platform_and_cpu_backend_that_made_the_run() {
+        let here = this_platform();
+        let there = if here == "wasm" { "native" } else { "wasm" };
+        assert_eq!(inexact(here, "cpu-flex", "cpu-flex"), None);
+        // An older report without its platform reads as native.
+        assert_eq!(inexact("", "cpu-flex", "cpu-flex").is_none(), here == "native");
+        assert!(inexact(there, "cpu-flex", "cpu-flex").is_some());
+        assert_eq!(inexact(here, "", "cpu-flex"), Some("made on a backend the report does not record"));
+        assert_eq!(inexact(here, "webgpu", "cpu-flex"), Some("made on a GPU"));
+        assert_eq!(inexact(here, "cpu-ndarray", "cpu-flex"), Some("made on another backend"));
+    }
+
+    /// A report's runs read for re-running, or the problem named.
+    #[test]
+    fn a_bench_reports_runs_are_read_or_refused_by_name() {
+        let seed_era = serde_json::json!({"comparison": {}});
+        assert!(bench_runs(&seed_era).unwrap_err().contains("a seed-era report has no runs"));
+        let cfg = serde_json::to_value(BenchConfig::default()).unwrap();
+        let mut invalid = cfg.clone();
+        invalid["n_seeds"] = 0.into();
+        assert!(bench_runs(&serde_json::json!({ "config": invalid })).unwrap_err().starts_with("the report's config:"));
+        let none = serde_json::json!({ "config": cfg, "runs": [] });
+        assert_eq!(bench_runs(&none).unwrap_err(), "the report has no runs to re-run");
+        let broken = serde_json::json!({ "config": cfg, "runs": [{"arm": "baseline"}] });
+        assert!(bench_runs(&broken).unwrap_err().starts_with("a run record does not read"));
+    }
 
     #[test]
     fn a_selection_reads_counts_all_and_names() {

@@ -171,7 +171,7 @@ fn current() -> Value {
         run
     });
     let env = rdbench_core::report::Environment { build: "0.1.0+test".into(), ..r.environment.unwrap() };
-    serde_json::to_value(build(&cfg, runs.collect(), Some(env))).unwrap()
+    serde_json::to_value(build(&cfg.resolve().unwrap(), runs.collect(), Some(env))).unwrap()
 }
 
 /// The problems of `v`, which must have some.

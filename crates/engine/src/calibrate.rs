@@ -11,7 +11,7 @@ use crate::batch::DeviceData;
 use crate::train::dense::DenseRule;
 use crate::train::{GradientRule, Population, Tally, TrainSettings, train_population};
 use crate::work::BenchWork;
-use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::records::{Arm, Phase, RunSpec};
 use rdbench_core::report::{Calibration, PopulationFit};
 use rdbench_core::track;
@@ -47,7 +47,7 @@ impl Host for Timer {
 /// range.
 const STEPS_PER_TRIAL: usize = 2;
 
-/// Time `runs` baseline runs of `cfg` on `backend` for up to `max_steps` steps after a
+/// Time `runs` baseline runs of the bench `ctx` on `backend` for up to `max_steps` steps after a
 /// warm-up step, stopping early once `budget` has passed (at least one timed step). The
 /// timed steps are split into trials of [`STEPS_PER_TRIAL`]: their median is the speed (the
 /// machine's present load slows the bench as it slows the trials: the fastest trial alone
@@ -55,15 +55,15 @@ const STEPS_PER_TRIAL: usize = 2;
 /// the browser's tier-up compilation), the fastest and the slowest its range.
 /// `workers` is recorded as how many such workers the bench would run in parallel.
 pub async fn calibrate(
-    cfg: &BenchConfig,
+    ctx: &BenchContext,
     backend: &Backend,
     runs: usize,
     max_steps: usize,
     budget: Duration,
     workers: usize,
 ) -> Result<Calibration, EngineError> {
-    let ctx = cfg.resolve()?;
-    let model = crate::model::build(&ctx)?;
+    let cfg = &ctx.cfg;
+    let model = crate::model::build(ctx)?;
     let n_train = ctx.train_sequences;
     let data = ctx.track.generate(cfg.data_seed, n_train).sweep_split(track::validation_size(n_train));
     let (train, eval) = (DeviceData::new(&data.train, &backend.device), DeviceData::new(&data.eval, &backend.device));
@@ -127,42 +127,42 @@ pub async fn calibrate(
 /// The calibration `auto`, the page's estimate and `rdbench bench` use: 4 runs, up to 6
 /// timed steps (3 trials of 2) or about 0.6 s after the warm-up.
 pub async fn calibrate_default(
-    cfg: &BenchConfig,
+    ctx: &BenchContext,
     backend: &Backend,
     workers: usize,
 ) -> Result<Calibration, EngineError> {
-    calibrate(cfg, backend, 4, 3 * STEPS_PER_TRIAL, Duration::from_millis(600), workers).await
+    calibrate(ctx, backend, 4, 3 * STEPS_PER_TRIAL, Duration::from_millis(600), workers).await
 }
 
 /// The calibration a bench's estimate takes on `backend`: on a GPU the per-population fit
 /// ([`calibrate_gpu`]; its figure is already this bench's, on one worker), elsewhere
 /// [`calibrate_default`] over `workers`.
-pub async fn calibrate_for(cfg: &BenchConfig, backend: &Backend, workers: usize) -> Result<Calibration, EngineError> {
+pub async fn calibrate_for(ctx: &BenchContext, backend: &Backend, workers: usize) -> Result<Calibration, EngineError> {
     if crate::backend::cube_device(&backend.device) {
-        calibrate_gpu(cfg, backend).await
+        calibrate_gpu(ctx, backend).await
     } else {
-        calibrate_default(cfg, backend, workers).await
+        calibrate_default(ctx, backend, workers).await
     }
 }
 
 /// The population sizes a GPU is calibrated at: one run and the protocol's order of size.
 pub const GPU_RUNS: [usize; 2] = [1, 8];
 
-/// A GPU's calibration for `cfg`: [`calibrate`] at both [`GPU_RUNS`] sizes, fitted as
+/// A GPU's calibration for the bench `ctx`: [`calibrate`] at both [`GPU_RUNS`] sizes, fitted as
 /// `a + b x runs` per population step ([`fit_population`]); its `ms_per_work_unit` is the
 /// fit's figure for this bench ([`gpu_effective`]), so `work_total x ms_per_work_unit` is
 /// the fit's prediction for the bench's real populations.
-pub async fn calibrate_gpu(cfg: &BenchConfig, backend: &Backend) -> Result<Calibration, EngineError> {
+pub async fn calibrate_gpu(ctx: &BenchContext, backend: &Backend) -> Result<Calibration, EngineError> {
     let [r1, r2] = GPU_RUNS;
     let budget = Duration::from_millis(600);
-    let one = calibrate(cfg, backend, r1, 3 * STEPS_PER_TRIAL, budget, 1).await?;
-    let many = calibrate(cfg, backend, r2, 3 * STEPS_PER_TRIAL, budget, 1).await?;
+    let one = calibrate(ctx, backend, r1, 3 * STEPS_PER_TRIAL, budget, 1).await?;
+    let many = calibrate(ctx, backend, r2, 3 * STEPS_PER_TRIAL, budget, 1).await?;
     let slowest = |c: &Calibration| c.ms_per_work_unit_max.unwrap_or(c.ms_per_work_unit);
     let fastest = |c: &Calibration| c.ms_per_work_unit_min.unwrap_or(c.ms_per_work_unit);
     let fit = fit_population((r1, one.ms_per_work_unit), (r2, many.ms_per_work_unit));
     let fit_min = fit_population((r1, fastest(&one)), (r2, fastest(&many)));
     let fit_max = fit_population((r1, slowest(&one)), (r2, slowest(&many)));
-    let share = Share::of(&BenchWork::of(cfg));
+    let share = Share::of(&BenchWork::of(ctx));
     Ok(Calibration {
         backend: backend.name.clone(),
         ms_per_work_unit: gpu_effective(&fit, &share),
@@ -337,8 +337,8 @@ mod tests {
     /// full, each arm) differ from all its runs by the runs past each population's first.
     #[test]
     fn the_population_work_counts_one_run_per_phase_and_arm() {
-        let cfg = BenchConfig::default();
-        let w = BenchWork::of(&cfg);
+        let cfg = rdbench_core::config::BenchConfig::default();
+        let w = BenchWork::of(&cfg.resolve().unwrap());
         let sweeps = (cfg.lrs.len() * cfg.n_sweep_seeds) as u64;
         let seeds = cfg.n_seeds as u64;
         let extra: u64 = rdbench_core::records::ARMS

@@ -36,3 +36,15 @@ impl From<rdbench_core::config::ConfigError> for EngineError {
         EngineError::Config(e)
     }
 }
+
+impl EngineError {
+    /// The reason a worker's `stopped` event gives for it.
+    pub fn stop_reason(&self) -> rdbench_core::messages::StopReason {
+        use rdbench_core::messages::StopReason;
+        match self {
+            EngineError::Cancelled => StopReason::Cancelled,
+            EngineError::Config(_) => StopReason::Config,
+            EngineError::Device(_) => StopReason::Device,
+        }
+    }
+}

@@ -272,46 +272,46 @@ pub struct Ran {
     pub environment: Environment,
 }
 
-/// Work units of one run of `arm` in `phase` under a validated `cfg` (`crate::work`; a
-/// resumed bench's estimate leaves out those of the runs it reuses).
-pub fn run_work(cfg: &BenchConfig, arm: Arm, phase: Phase) -> u64 {
-    BenchWork::of(cfg).run(arm, phase).mid
+/// Work units of one run of `arm` in `phase` of the bench `ctx` (`crate::work`; a resumed
+/// bench's estimate leaves out those of the runs it reuses).
+pub fn run_work(ctx: &BenchContext, arm: Arm, phase: Phase) -> u64 {
+    BenchWork::of(ctx).run(arm, phase).mid
 }
 
-/// Work units of the whole bench under a validated `cfg`: the progress bar's total, and the
-/// estimate before Run is `work_total x Calibration::ms_per_work_unit / workers`.
-pub fn work_total(cfg: &BenchConfig) -> u64 {
-    BenchWork::of(cfg).total().mid
+/// Work units of the whole bench `ctx`: the progress bar's total, and the estimate before
+/// Run is `work_total x Calibration::ms_per_work_unit / workers`.
+pub fn work_total(ctx: &BenchContext) -> u64 {
+    BenchWork::of(ctx).total().mid
 }
 
 /// Run the whole bench on `backend` and build its report.
 pub async fn run_bench(
-    cfg: &BenchConfig,
+    ctx: &BenchContext,
     backend: &Backend,
     prior: impl Into<Prior<'_>>,
     host: &mut dyn Host,
 ) -> Result<Report, Stopped> {
-    let ran = run_phases(cfg, backend, prior, host).await?;
-    Ok(rdbench_core::report::build(cfg, ran.runs, Some(ran.environment)))
+    let ran = run_phases(ctx, backend, prior, host).await?;
+    Ok(rdbench_core::report::build(ctx, ran.runs, Some(ran.environment)))
 }
 
 /// Run the protocol's phases on `backend`: each arm's sweep, its best lr, the full runs.
 /// Runs in `prior` (from an interrupted bench) are reused instead of retrained, population
 /// by population, where they are the same computation (see `RunRecord::is_run`).
 pub async fn run_phases(
-    cfg: &BenchConfig,
+    ctx: &BenchContext,
     backend: &Backend,
     prior: impl Into<Prior<'_>>,
     host: &mut dyn Host,
 ) -> Result<Ran, Stopped> {
     let prior = prior.into();
+    let cfg = &ctx.cfg;
     // Before the scheduler exists nothing has run: nothing is kept beyond the prior runs.
     let stop =
         |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: prior.elapsed_s, fraction_kept: 0.0 };
-    let ctx = cfg.resolve().map_err(|e| stop(e.into()))?;
     let started_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start = Instant::now();
-    let bench = Prepared::new(&ctx, backend).map_err(stop)?;
+    let bench = Prepared::new(ctx, backend).map_err(stop)?;
     let model = &*bench.model;
     let device = &backend.device;
     let sweep_data = (&bench.sweep.0, &bench.sweep.1);
@@ -337,7 +337,7 @@ pub async fn run_phases(
             scheduler.work(&*rules[0][i], n_sweep, sweep_data) + scheduler.work(&*rules[1][i], cfg.n_seeds, full_data)
         })
         .sum();
-    debug_assert_eq!(scheduler.tally.work_total, work_total(cfg));
+    debug_assert_eq!(scheduler.tally.work_total, work_total(ctx));
     scheduler.count_reused(&rules, [sweep_data, full_data]);
     host.event(&Event::Progress(scheduler.progress_at_start(sweep_data.0.n.div_ceil(cfg.batch_size))));
 
@@ -383,7 +383,7 @@ pub fn environment(
     Environment {
         backend: backend.name.clone(),
         adapter: backend.adapter.clone(),
-        platform: if cfg!(target_arch = "wasm32") { "wasm" } else { "native" }.into(),
+        platform: rdbench_core::rerun::this_platform().into(),
         rdbench_version: env!("CARGO_PKG_VERSION").into(),
         burn_version: BURN_VERSION.into(),
         started_at: humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + started_at).to_string(),
@@ -422,19 +422,19 @@ impl Prepared {
     }
 }
 
-/// Train the runs `specs` of `cfg` on `backend`, whatever their phases and lrs: one share of
+/// Train the runs `specs` of the bench `ctx` on `backend`, whatever their phases and lrs: one share of
 /// a plan. The runs of each (phase, arm) train as one population, split over
 /// threads; a run's numbers do not depend on its population (tested), so they are those
 /// `run_phases` gives it. Every finished run is sent to `host` as it finishes.
 pub async fn train_runs(
-    cfg: &BenchConfig,
+    ctx: &BenchContext,
     backend: &Backend,
     specs: &[RunSpec],
     host: &mut dyn Host,
 ) -> Result<Vec<RunRecord>, Stopped> {
+    let cfg = &ctx.cfg;
     let stop = |reason: EngineError| Stopped { reason, runs: Vec::new(), elapsed_s: 0.0, fraction_kept: 0.0 };
-    let ctx = cfg.resolve().map_err(|e| stop(e.into()))?;
-    let bench = Prepared::new(&ctx, backend).map_err(stop)?;
+    let bench = Prepared::new(ctx, backend).map_err(stop)?;
     let mut groups: Vec<((Phase, Arm), Vec<RunSpec>)> = Vec::new();
     for s in specs {
         match groups.iter_mut().find(|(k, _)| *k == (s.phase, s.arm)) {
@@ -458,7 +458,7 @@ pub async fn train_runs(
         tally: Tally::new(specs.len(), 0),
         reused: 0,
     };
-    let work = BenchWork::of(cfg);
+    let work = BenchWork::of(ctx);
     scheduler.tally.work_total = groups.iter().map(|((p, a), g)| g.len() as u64 * work.run(*a, *p).mid).sum();
     let mut runs = Vec::with_capacity(specs.len());
     for ((phase, arm), group) in &groups {

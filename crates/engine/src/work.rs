@@ -12,7 +12,7 @@ use crate::idea::cost::{self, IdeaK};
 use crate::idea::probe::ProbeSettings;
 use crate::model::RecurrentModel;
 use crate::schedule::units::{RunCost, dense, forward};
-use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::records::{ARMS, Arm, Phase};
 use rdbench_core::track;
 
@@ -73,10 +73,10 @@ impl std::iter::Sum for Units {
 const WHICH: [IdeaK; 3] = [IdeaK::One, IdeaK::Mean, IdeaK::Max];
 
 impl BenchWork {
-    /// The work of a validated `cfg` (its model built from its shapes, nothing trained).
-    pub fn of(cfg: &BenchConfig) -> BenchWork {
-        let ctx = cfg.resolve().expect("validated");
-        let model = crate::model::build(&ctx).expect("validated");
+    /// The work of the bench `ctx` (its model built from its shapes, nothing trained).
+    pub fn of(ctx: &BenchContext) -> BenchWork {
+        let cfg = &ctx.cfg;
+        let model = crate::model::build(ctx).expect("a resolved config builds its model");
         let t = ctx.seq_len;
         let full_n = ctx.train_sequences;
         let val = track::validation_size(full_n);

@@ -13,7 +13,6 @@ use rdbench_core::config::BenchConfig;
 use rdbench_core::messages::{Request, StopReason, WorkerEvent};
 use rdbench_core::records::RunRecord;
 use rdbench_engine::backend::Backend;
-use rdbench_engine::error::EngineError;
 use rdbench_engine::host::{Event, Host};
 use rdbench_engine::protocol::{Prior, run_bench};
 use std::cell::{Cell, RefCell};
@@ -97,9 +96,9 @@ pub async fn on_message(data: JsValue, post: Function) -> Result<(), JsValue> {
                 worker.emit(&stopped(StopReason::Config, "a bench is already running".into(), vec![], 0.0));
                 return Ok(());
             }
-            let event = match config.validate() {
+            let event = match config.resolve() {
                 Err(e) => stopped(StopReason::Config, e.to_string(), vec![], 0.0),
-                Ok(()) => resolve::resolve(backend, &config, workers)
+                Ok(ctx) => resolve::resolve(backend, &ctx, workers)
                     .await
                     .unwrap_or_else(|e| stopped(StopReason::Backend, e, vec![], 0.0)),
             };
@@ -160,12 +159,14 @@ async fn run(
     calibration: Vec<rdbench_core::report::Calibration>,
 ) -> WorkerEvent {
     let Resume { prior, any_backend, elapsed_s } = resume;
-    if let Err(e) = config.validate() {
-        return stopped(StopReason::Config, e.to_string(), prior, elapsed_s);
-    }
+    // Resolved once (its track built): everything below takes the bench.
+    let ctx = match config.resolve() {
+        Ok(c) => c,
+        Err(e) => return stopped(StopReason::Config, e.to_string(), prior, elapsed_s),
+    };
     // The page resolves `auto` first (a `resolve` request) and starts with the result; a
     // start that still says `auto` resolves here, for one worker.
-    let kind = match resolve::kind_for_start(requested, config).await {
+    let kind = match resolve::kind_for_start(requested, &ctx).await {
         Ok(k) => k,
         Err(e) => return stopped(StopReason::Backend, e, prior, elapsed_s),
     };
@@ -174,22 +175,15 @@ async fn run(
         Err(e) => return stopped(StopReason::Backend, e, prior, elapsed_s),
     };
     let mut host = WorkerHost { worker: worker.clone(), last_progress: None, last_yield: Instant::now() };
-    match run_bench(config, &backend, Prior { runs: &prior, any_backend, elapsed_s }, &mut host).await {
+    match run_bench(&ctx, &backend, Prior { runs: &prior, any_backend, elapsed_s }, &mut host).await {
         Ok(report) => WorkerEvent::Report { json: report.to_json() + "\n" },
-        Err(s) => {
-            let reason = match s.reason {
-                EngineError::Cancelled => StopReason::Cancelled,
-                EngineError::Config(_) => StopReason::Config,
-                EngineError::Device(_) => StopReason::Device,
-            };
-            WorkerEvent::Stopped {
-                reason,
-                message: s.reason.to_string(),
-                runs: s.runs,
-                elapsed_s: s.elapsed_s,
-                fraction_kept: s.fraction_kept,
-            }
-        }
+        Err(s) => WorkerEvent::Stopped {
+            reason: s.reason.stop_reason(),
+            message: s.reason.to_string(),
+            runs: s.runs,
+            elapsed_s: s.elapsed_s,
+            fraction_kept: s.fraction_kept,
+        },
     }
 }
 

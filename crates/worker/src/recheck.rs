@@ -1,11 +1,9 @@
 //! "Re-check N runs": train runs of a loaded report again in this worker and compare each
 //! with its record, as `rdbench validate --rerun` does natively (`rdbench_core::rerun`).
 
-use rdbench_core::config::BenchConfig;
 use rdbench_core::messages::{StopReason, WorkerEvent};
-use rdbench_core::records::{RunRecord, RunSpec};
-use rdbench_core::rerun::{GPU_TOLERANCE, compare, parse_selection, run_name, select};
-use rdbench_engine::error::EngineError;
+use rdbench_core::records::RunSpec;
+use rdbench_core::rerun::{GPU_TOLERANCE, bench_runs, compare, inexact, parse_selection, run_name, select};
 use rdbench_engine::host::Host;
 use serde_json::Value;
 use web_time::Instant;
@@ -25,20 +23,11 @@ pub async fn recheck(report: &str, selection: &str, seed: u64, host: &mut dyn Ho
         Ok(v) => v,
         Err(e) => return refuse(format!("the report is not valid JSON: {e}")),
     };
-    let Ok(cfg) = serde_json::from_value::<BenchConfig>(v["config"].clone()) else {
-        return refuse("a seed-era report has no config and no runs to re-check".into());
-    };
-    if let Err(e) = cfg.validate() {
-        return refuse(format!("the report's config: {e}"));
-    }
-    let values: &[Value] = v["runs"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let runs: Vec<RunRecord> = match values.iter().map(|r| serde_json::from_value(r.clone())).collect() {
+    let (cfg, runs) = match bench_runs(&v) {
         Ok(r) => r,
-        Err(e) => return refuse(format!("a run record does not read: {e}")),
+        Err(e) => return refuse(e),
     };
-    if runs.is_empty() {
-        return refuse("the report has no runs to re-check".into());
-    }
+    let values: &[Value] = v["runs"].as_array().map(Vec::as_slice).unwrap_or_default();
     let picked = match parse_selection(selection).and_then(|s| select(&cfg, &runs, &s, seed, false)) {
         Ok(p) => p,
         Err(e) => return refuse(e),
@@ -47,35 +36,22 @@ pub async fn recheck(report: &str, selection: &str, seed: u64, host: &mut dyn Ho
         Ok(b) => b,
         Err(e) => return refuse(e),
     };
-    // wasm's kernels round differently from native ones, and a GPU's reductions need not be
-    // ordered: only a report made here, in the browser on the CPU, compares bit for bit.
-    let notes: Vec<&str> = picked
-        .iter()
-        .filter_map(|&i| {
-            if v["environment"]["platform"] != "wasm" {
-                Some("the report was made natively, and wasm rounds differently")
-            } else if runs[i].backend != backend.name {
-                Some("its runs were made on another backend")
-            } else {
-                None
-            }
-        })
-        .collect();
+    let platform = v["environment"]["platform"].as_str().unwrap_or_default();
+    let notes: Vec<&str> = picked.iter().filter_map(|&i| inexact(platform, &runs[i].backend, &backend.name)).collect();
     let tolerance = (!notes.is_empty()).then_some(GPU_TOLERANCE);
     let this = rdbench_engine::BUILD;
     let mut builds: Vec<&str> = picked.iter().map(|&i| runs[i].build.as_str()).filter(|b| *b != this).collect();
     builds.dedup();
     let specs: Vec<RunSpec> = picked.iter().map(|&i| runs[i].spec()).collect();
-    let again = match rdbench_engine::protocol::train_runs(&cfg, &backend, &specs, host).await {
+    let ctx = match cfg.resolve() {
+        Ok(c) => c,
+        Err(e) => return refuse(format!("the report's config: {e}")),
+    };
+    let again = match rdbench_engine::protocol::train_runs(&ctx, &backend, &specs, host).await {
         Ok(r) => r,
         Err(s) => {
-            let reason = match s.reason {
-                EngineError::Cancelled => StopReason::Cancelled,
-                EngineError::Config(_) => StopReason::Config,
-                EngineError::Device(_) => StopReason::Device,
-            };
             return WorkerEvent::Stopped {
-                reason,
+                reason: s.reason.stop_reason(),
                 message: s.reason.to_string(),
                 runs: vec![],
                 elapsed_s: started.elapsed().as_secs_f64(),

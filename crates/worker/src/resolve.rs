@@ -7,7 +7,7 @@
 
 use crate::browser::get;
 use js_sys::{Function, Promise};
-use rdbench_core::config::BenchConfig;
+use rdbench_core::context::BenchContext;
 use rdbench_core::learnability;
 use rdbench_core::messages::{BackendChoice, TrivialLoss, WorkerEvent};
 use rdbench_core::report::Calibration;
@@ -85,10 +85,10 @@ fn describe(adapter: &JsValue) -> String {
     format!("{words}{}", if is_fallback(adapter) { " (fallback adapter)" } else { "" })
 }
 
-/// Resolve `requested` for a bench of `config` split over up to `workers` CPU workers, and
+/// Resolve `requested` for the bench `ctx` split over up to `workers` CPU workers, and
 /// measure it: the `backend` event (with the calibration and the bench's work units, for the
 /// page's estimate), or why no backend could be had.
-pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: usize) -> Result<WorkerEvent, String> {
+pub async fn resolve(requested: BackendChoice, ctx: &BenchContext, workers: usize) -> Result<WorkerEvent, String> {
     let cpu_workers = workers.max(1);
     let mut figures: Vec<Calibration> = Vec::new();
     let mut kind = Kind::Cpu;
@@ -118,9 +118,9 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
                     Err(e) => note = format!("WebGPU failed to start ({e}): running on the CPU"),
                 }
                 if kind == Kind::Webgpu && requested == BackendChoice::Auto {
-                    let gpu = measure(Kind::Webgpu, config, 1).await?;
-                    let cpu = measure(Kind::Cpu, config, cpu_workers).await?;
-                    let pick = choose_faster(&gpu, &cpu, &Share::of(&BenchWork::of(config)));
+                    let gpu = measure(Kind::Webgpu, ctx, 1).await?;
+                    let cpu = measure(Kind::Cpu, ctx, cpu_workers).await?;
+                    let pick = choose_faster(&gpu, &cpu, &Share::of(&BenchWork::of(ctx)));
                     kind = if pick.backend == gpu.backend { Kind::Webgpu } else { Kind::Cpu };
                     note = pick.why;
                     figures.extend([gpu, cpu]);
@@ -131,14 +131,13 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
     let b = backend(kind, &hint).await?;
     let n = if kind == Kind::Webgpu { 1 } else { cpu_workers };
     if !figures.iter().any(|f| f.backend == b.name) {
-        figures.push(measure(kind, config, n).await?);
+        figures.push(measure(kind, ctx, n).await?);
     }
     let fallback_adapter = kind == Kind::Webgpu && fallback;
     if fallback_adapter {
-        figures.push(measure(Kind::Cpu, config, cpu_workers).await?);
+        figures.push(measure(Kind::Cpu, ctx, cpu_workers).await?);
     }
-    let work = rdbench_engine::work::BenchWork::of(config).total();
-    let ctx = config.resolve().map_err(|e| e.to_string())?;
+    let work = rdbench_engine::work::BenchWork::of(ctx).total();
     let trivial_loss = ctx.trivial_loss().map(|r| TrivialLoss {
         learned_below: learnability::threshold(ctx.task.direction(), r.metric),
         name: r.name,
@@ -159,31 +158,31 @@ pub async fn resolve(requested: BackendChoice, config: &BenchConfig, workers: us
 }
 
 /// The backend a `start` request runs on: `auto` resolved for one worker.
-pub async fn kind_for_start(requested: BackendChoice, config: &BenchConfig) -> Result<Kind, String> {
+pub async fn kind_for_start(requested: BackendChoice, ctx: &BenchContext) -> Result<Kind, String> {
     match requested {
         BackendChoice::Cpu => Ok(Kind::Cpu),
         BackendChoice::Webgpu => Ok(Kind::Webgpu),
-        BackendChoice::Auto => match resolve(BackendChoice::Auto, config, 1).await? {
+        BackendChoice::Auto => match resolve(BackendChoice::Auto, ctx, 1).await? {
             WorkerEvent::Backend { backend, .. } if backend == "webgpu" => Ok(Kind::Webgpu),
             _ => Ok(Kind::Cpu),
         },
     }
 }
 
-/// `kind`'s calibration for `config`: WebGPU's at two population sizes (its cost grows with
+/// `kind`'s calibration for the bench `ctx`: WebGPU's at two population sizes (its cost grows with
 /// population steps, not runs), the CPU's for `workers` workers.
-async fn measure(kind: Kind, config: &BenchConfig, workers: usize) -> Result<Calibration, String> {
+async fn measure(kind: Kind, ctx: &BenchContext, workers: usize) -> Result<Calibration, String> {
     let b = backend(kind, "").await?;
     if kind == Kind::Cpu && !CPU_WARMED.replace(true) {
         // A worker's wasm starts in the browser's baseline tier and is optimised on background
         // threads while it runs, so its first timing reads slow (measured: 2.7x with 2 workers
         // calibrating at once on 2 cores, where the compilers share the cores with them): the
         // first calibration of a worker's life is a warm-up, not kept.
-        calibrate_default(config, &b, workers).await.map_err(|e| e.to_string())?;
+        calibrate_default(ctx, &b, workers).await.map_err(|e| e.to_string())?;
     }
     match kind {
-        Kind::Webgpu => calibrate_gpu(config, &b).await,
-        Kind::Cpu => calibrate_default(config, &b, workers).await,
+        Kind::Webgpu => calibrate_gpu(ctx, &b).await,
+        Kind::Cpu => calibrate_default(ctx, &b, workers).await,
     }
     .map_err(|e| e.to_string())
 }

@@ -376,9 +376,10 @@ fn protocol_and_runs(
         for (title, name, cfg) in choice.benches() {
             outln!("\n{title}, {} thread(s)", backend.threads);
             // What `auto` and the page's estimate measure, checked against the real wall time.
+            let ctx = cfg.resolve().expect("the protocols' configs are valid");
             let cal =
-                futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&cfg, backend, backend.threads));
-            let work = rdbench_engine::work::BenchWork::of(&cfg).total();
+                futures::executor::block_on(rdbench_engine::calibrate::calibrate_for(&ctx, backend, backend.threads));
+            let work = rdbench_engine::work::BenchWork::of(&ctx).total();
             if let Ok(c) = &cal {
                 let s = |u: u64, ms: f64| u as f64 * ms / c.workers as f64 / 1000.0;
                 let slowest = c.ms_per_work_unit_max.unwrap_or(c.ms_per_work_unit);
@@ -394,7 +395,7 @@ fn protocol_and_runs(
                 );
             }
             let (t0, f0) = (Instant::now(), flops());
-            match futures::executor::block_on(rdbench_engine::protocol::run_bench(&cfg, backend, &[], &mut Quiet)) {
+            match futures::executor::block_on(rdbench_engine::protocol::run_bench(&ctx, backend, &[], &mut Quiet)) {
                 Ok(report) => {
                     let wall = t0.elapsed().as_secs_f64();
                     if !name.is_empty() {

@@ -117,12 +117,10 @@ fn warnings(runs: &[RunRecord], pairs: &Pairs, backends: &IndexMap<String, usize
     out
 }
 
-/// Build the report of `cfg` from its finished `runs`. `environment` (None for a report
-/// without one) gets its `run_backends` from the runs.
-///
-/// Panics if `cfg.lrs` is empty (`BenchConfig::validate` rejects that).
-pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Environment>) -> Report {
-    let ctx = cfg.resolve().expect("build takes a validated config");
+/// Build the report of the bench `ctx` from its finished `runs`. `environment` (None for a
+/// report without one) gets its `run_backends` from the runs.
+pub fn build(ctx: &BenchContext, runs: Vec<RunRecord>, environment: Option<Environment>) -> Report {
+    let cfg = &ctx.cfg;
     let task = ctx.task;
     let direction = task.direction();
     let base_sweep = sweep_means(&cfg.lrs, &runs, Arm::Baseline);
@@ -189,7 +187,7 @@ pub fn build(cfg: &BenchConfig, runs: Vec<RunRecord>, environment: Option<Enviro
         dropped_pairs: pairs.dropped.clone(),
     };
 
-    let task_info = Some(task_info(&ctx, &runs, (base_mean, &base), (idea_mean, &idea)));
+    let task_info = Some(task_info(ctx, &runs, (base_mean, &base), (idea_mean, &idea)));
     Report {
         bench_version: BENCH_VERSION,
         track: cfg.track.clone(),

@@ -173,8 +173,8 @@ fn check_report(report: &Report, value: &Value, c: &mut Checker) {
     }
     if let (Some(cfg), Some(runs)) = (&report.config, &report.runs) {
         // `build` needs a valid config (an lr grid, a known track); its problems are listed.
-        if cfg.problems().is_empty() {
-            let rebuilt = rebuild::rebuilt(report, cfg, runs);
+        if let Ok(ctx) = cfg.resolve() {
+            let rebuilt = rebuild::rebuilt(report, &ctx, runs);
             // Keys left out first: a check of what is there must not name them again.
             structure::check_missing(value, &rebuilt, era, c);
             runs::check(cfg, runs, &value["config"], era, c);

@@ -6,14 +6,15 @@
 
 use super::Checker;
 use super::diff::{differences, json};
-use crate::config::BenchConfig;
+use crate::context::BenchContext;
 use crate::records::RunRecord;
 use crate::report::Report;
 use serde_json::Value;
 
-/// The report `report::build` makes from `report`'s config and runs, with its environment.
-pub(super) fn rebuilt(report: &Report, cfg: &BenchConfig, runs: &[RunRecord]) -> Value {
-    json(&crate::report::build(cfg, runs.to_vec(), report.environment.clone()))
+/// The report `report::build` makes from `report`'s config (resolved: `ctx`) and runs, with
+/// its environment.
+pub(super) fn rebuilt(report: &Report, ctx: &BenchContext, runs: &[RunRecord]) -> Value {
+    json(&crate::report::build(ctx, runs.to_vec(), report.environment.clone()))
 }
 
 /// Name every path where the file (`value`) differs from the rebuilt report.
