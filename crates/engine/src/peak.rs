@@ -50,7 +50,8 @@ pub fn measure() -> Option<Peak> {
 }
 
 /// The shortest of five timed calls `f(iters)`, in seconds, after three warm-up calls of a
-/// quarter as many iterations.
+/// quarter as many iterations; each in this thread's CPU time where the system counts it (see
+/// [`Clock`]).
 #[allow(dead_code)] // unused on targets without a measured peak
 fn best_of(iters: u64, mut f: impl FnMut(u64) -> f32) -> f64 {
     for _ in 0..3 {
@@ -58,11 +59,54 @@ fn best_of(iters: u64, mut f: impl FnMut(u64) -> f32) -> f64 {
     }
     (0..5)
         .map(|_| {
-            let t0 = Instant::now();
+            let t0 = Clock::start();
             std::hint::black_box(f(std::hint::black_box(iters)));
-            t0.elapsed().as_secs_f64()
+            t0.seconds()
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// This thread's CPU time so far, in ns (`CLOCK_THREAD_CPUTIME_ID`: exact, where
+/// /proc's schedstat moves only at scheduler ticks), None elsewhere (and in wasm).
+pub fn thread_cpu_ns() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// A timer of this thread's work: its CPU time where the system counts it, so that time other
+/// processes take the core away is not counted (on a shared machine a 20 ms window of wall
+/// time is often cut, and the peak and a kernel's share of it would read what the load left),
+/// else wall time. The peak and every kernel it is compared with are timed the same way.
+pub struct Clock {
+    wall: Instant,
+    cpu: Option<u64>,
+}
+
+impl Clock {
+    /// Start timing.
+    pub fn start() -> Clock {
+        Clock { wall: Instant::now(), cpu: thread_cpu_ns() }
+    }
+
+    /// Seconds since [`start`](Self::start).
+    pub fn seconds(&self) -> f64 {
+        match (self.cpu, thread_cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+            _ => self.wall.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Whether this clock counts CPU time (else wall time), for the benchmark's header.
+    pub fn counts_cpu_time() -> bool {
+        thread_cpu_ns().is_some()
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -126,5 +170,29 @@ mod x86 {
         // SAFETY: `out` holds the 8 values stored.
         unsafe { _mm256_storeu_ps(out.as_mut_ptr(), s) };
         out.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::Clock;
+
+    /// Where the thread's CPU time is counted, time the thread does not run (here a sleep,
+    /// on a loaded machine the other processes' share) is left out, and work is counted.
+    #[test]
+    fn the_clock_counts_the_threads_work_not_its_waiting() {
+        if !Clock::counts_cpu_time() {
+            return;
+        }
+        let c = Clock::start();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(c.seconds() < 0.05, "a 200 ms sleep counted {} s", c.seconds());
+        let c = Clock::start();
+        let t0 = std::time::Instant::now();
+        let mut x = 1.0f64;
+        while t0.elapsed().as_millis() < 100 {
+            x = std::hint::black_box(x * 1.000_000_1);
+        }
+        assert!(c.seconds() > 0.02, "100 ms of work counted {} s", c.seconds());
     }
 }

@@ -74,14 +74,15 @@ impl ProtocolChoice {
 }
 
 /// Milliseconds per call of `f` over `steps` calls (after a warm-up) and the fused
-/// kernels' matmul GFLOP/s meanwhile.
+/// kernels' matmul GFLOP/s meanwhile, in this thread's CPU time where the system counts it
+/// (`peak::Clock`, as the peak is timed: the ratio does not move with the machine's load).
 fn time_steps(steps: usize, mut f: impl FnMut()) -> (f64, f64) {
     f(); // warm-up
-    let (t0, f0) = (Instant::now(), flops());
+    let (t0, f0) = (peak::Clock::start(), flops());
     for _ in 0..steps {
         f();
     }
-    let s = t0.elapsed().as_secs_f64();
+    let s = t0.seconds();
     (s * 1000.0 / steps as f64, (flops() - f0) as f64 / s / 1e9)
 }
 
@@ -183,10 +184,16 @@ fn of_peak(gflops: f64, peak: Option<&peak::Peak>) -> String {
 fn cpu_tables(device: &burn::tensor::Device, train: &DeviceData, steps: usize, peak: Option<&peak::Peak>) {
     match peak {
         Some(p) => outln!(
-            "this core's f32 peak: {:.1} GFLOP/s ({}, register-only; the fused elementwise gate math uses {})\n",
+            "this core's f32 peak: {:.1} GFLOP/s ({}, register-only; the fused elementwise gate math uses {}); it and the \
+             tables below are timed in {}\n",
             p.gflops,
             p.unit,
-            rdbench_engine::model::simd::level()
+            rdbench_engine::model::simd::level(),
+            if peak::Clock::counts_cpu_time() {
+                "this thread's CPU time (what other processes take is not counted, so the ratios hold under load)"
+            } else {
+                "wall time"
+            }
         ),
         None => outln!("this core's f32 peak: not measured (no known FMA unit on this CPU)\n"),
     }
@@ -292,12 +299,6 @@ fn kernel_table(device: &burn::tensor::Device, train: &DeviceData, steps: usize,
     outln!();
 }
 
-/// This thread's CPU time so far, in ns (Linux: the scheduler's own count), else None.
-fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
-}
-
 /// Milliseconds per call of `f`, the fastest of 5 trials of `calls` calls after a warm-up:
 /// in this thread's CPU time where the system counts it (time other work takes the core
 /// away is not the call's), else in wall time.
@@ -305,14 +306,11 @@ fn cpu_ms_per_call(calls: usize, f: &mut dyn FnMut()) -> f64 {
     f();
     (0..5)
         .map(|_| {
-            let (t0, c0) = (Instant::now(), thread_cpu_ns());
+            let t0 = peak::Clock::start();
             for _ in 0..calls {
                 f();
             }
-            match (c0, thread_cpu_ns()) {
-                (Some(a), Some(b)) => (b - a) as f64 / 1e6 / calls as f64,
-                _ => t0.elapsed().as_secs_f64() * 1000.0 / calls as f64,
-            }
+            t0.seconds() * 1000.0 / calls as f64
         })
         .fold(f64::INFINITY, f64::min)
 }
