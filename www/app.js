@@ -463,7 +463,6 @@ function learnFromOutcome(wall) {
   // The calibrations are kept by the engine; the estimates made from them are redone.
   estimates.clear();
   settled.clear();
-  window.rdbench.outcomes = (window.rdbench.outcomes ?? 0) + 1;
 }
 
 /** The engine resolved the backend of the bench just started: its estimate, and the
